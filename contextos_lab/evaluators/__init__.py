@@ -1,0 +1,1 @@
+"""The five evaluators (policy, safety, utility, latency, economics) and the Scorecard."""

@@ -1,0 +1,1 @@
+"""The Harness seam, the bundled reference harness, and the subprocess harness."""

@@ -1,0 +1,182 @@
+"""The seam every harness plugs into (DESIGN.md, "Seams").
+
+A harness runs a replay case under a config and says what happened. Cases travel as a pandas
+frame (one row per case, `case_id` first) so a harness can offer a vectorised `run_batch`;
+`run_cases` uses it when present and falls back to `run` per case otherwise.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from contextos_lab.schemas.base import canonical_json, sha256_hex
+
+
+class SurfaceLayer(StrEnum):
+    """Where a knob lives (seed 001's adjustment layers, plus policy)."""
+
+    prompt = "prompt"
+    planner = "planner"
+    retrieval = "retrieval"
+    tool_selection = "tool_selection"
+    memory_recall = "memory_recall"
+    budget_allocation = "budget_allocation"
+    policy = "policy"
+
+
+class ChangeClass(StrEnum):
+    """Seed 001's blast-radius distinction: additive changes carry less regression risk."""
+
+    additive = "additive"
+    control_flow = "control_flow"
+
+
+#: Layers whose changes the seed calls additive (retrieval, evidence injection, memory, prompt).
+ADDITIVE_LAYERS: frozenset[SurfaceLayer] = frozenset(
+    {SurfaceLayer.retrieval, SurfaceLayer.memory_recall, SurfaceLayer.prompt}
+)
+
+
+class TunableSurface(BaseModel):
+    """One knob a harness declares: its layer, domain, baseline and blast radius."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    layer: SurfaceLayer
+    kind: Literal["int", "float", "categorical", "bool"]
+    low: float | None = None
+    high: float | None = None
+    step: float | None = None
+    choices: tuple[Any, ...] | None = None
+    baseline: Any
+    change_class: ChangeClass
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _domain(self) -> TunableSurface:
+        if self.kind in ("int", "float"):
+            if self.low is None or self.high is None or self.low > self.high:
+                raise ValueError(f"surface {self.name}: numeric kind needs low <= high")
+        elif self.kind == "categorical" and not self.choices:
+            raise ValueError(f"surface {self.name}: categorical kind needs choices")
+        if not self.contains(self.baseline):
+            raise ValueError(f"surface {self.name}: baseline {self.baseline!r} outside its domain")
+        return self
+
+    def contains(self, value: Any) -> bool:
+        if self.kind == "bool":
+            return isinstance(value, bool)
+        if self.kind == "categorical":
+            return value in (self.choices or ())
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        if self.kind == "int" and int(value) != value:
+            return False
+        assert self.low is not None and self.high is not None
+        return self.low <= value <= self.high
+
+    def grid(self) -> tuple[Any, ...]:
+        """The discretised domain (used for exhaustive enumeration and Optuna's space)."""
+        if self.kind == "bool":
+            return (False, True)
+        if self.kind == "categorical":
+            return tuple(self.choices or ())
+        assert self.low is not None and self.high is not None
+        step = self.step or (1 if self.kind == "int" else (self.high - self.low) / 10)
+        n = round((self.high - self.low) / step)
+        values = [self.low + i * step for i in range(n + 1)]
+        if self.kind == "int":
+            return tuple(round(v) for v in values)
+        return tuple(round(v, 10) for v in values)
+
+
+class RunResult(BaseModel):
+    """What one run of one case really did."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    case_id: str
+    decision: str
+    output_text: str
+    evidence_used: tuple[str, ...] = ()
+    tokens: int = Field(ge=0, description="tokens in context plus output")
+    latency_ms: float = Field(ge=0, description="modelled latency (documented formula)")
+    wall_ms: float = Field(ge=0, description="measured wall time")
+    trace: tuple[dict[str, Any], ...] = ()
+    error: str | None = None
+
+    def outputs_hash(self) -> str:
+        """Stable across runs and machines: only what the harness decided and said."""
+        return outputs_hash(self.case_id, self.decision, self.output_text, self.evidence_used)
+
+
+def outputs_hash(case_id: str, decision: str, output_text: str, evidence: Sequence[str]) -> str:
+    return sha256_hex(
+        canonical_json(
+            {
+                "case_id": case_id,
+                "decision": decision,
+                "output": output_text,
+                "evidence": list(evidence),
+            }
+        )
+    )
+
+
+#: Columns of a batch result frame; one row per case, same order as the input cases.
+RESULT_COLUMNS: tuple[str, ...] = tuple(RunResult.model_fields)
+
+
+@runtime_checkable
+class Harness(Protocol):
+    """Run a case under a config. `tunable_surfaces` bounds what autotune may change."""
+
+    name: str
+
+    def tunable_surfaces(self) -> Sequence[TunableSurface]: ...
+
+    def run(self, case: Mapping[str, Any], config: Mapping[str, Any]) -> RunResult: ...
+
+
+@runtime_checkable
+class BatchHarness(Harness, Protocol):
+    def run_batch(self, cases: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame: ...
+
+
+def baseline_config(harness: Harness) -> dict[str, Any]:
+    return {s.name: s.baseline for s in harness.tunable_surfaces()}
+
+
+def run_cases(harness: Harness, cases: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
+    """Results frame (RESULT_COLUMNS) for every case, vectorised when the harness can."""
+    if isinstance(harness, BatchHarness):
+        return harness.run_batch(cases, config)
+    rows = [harness.run(row, config).model_dump() for row in cases.to_dict(orient="records")]
+    return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+
+
+def load_harness(spec: str, **kwargs: Any) -> Harness:
+    """A harness named by import path, `package.module:factory` (factory called with kwargs)."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"harness path {spec!r} must look like 'package.module:factory'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import harness module {module_name!r}: {exc}") from exc
+    try:
+        factory = getattr(module, attr)
+    except AttributeError as exc:
+        raise ValueError(f"module {module_name!r} has no attribute {attr!r}") from exc
+    is_factory = callable(factory) and not isinstance(factory, Harness)
+    harness = factory(**kwargs) if is_factory else factory
+    if not isinstance(harness, Harness):
+        raise TypeError(f"{spec} did not produce a Harness (needs name, tunable_surfaces, run)")
+    return harness

@@ -1,0 +1,155 @@
+"""The envelope base: frozen, versioned, canonically hashed, and readable in a notebook.
+
+Every artifact the seeds name derives from `Envelope`. Canonical JSON (sorted keys, no
+whitespace, UTF-8) is what the experience store hashes and chains, so two processes on two
+machines agree byte for byte on what an artifact is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from enum import Enum
+from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args, get_origin
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+SCHEMA_VERSION = "1.0"
+
+
+def canonical_json(payload: Any) -> str:
+    """Deterministic JSON: sorted keys, compact separators, non-ASCII kept as UTF-8."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_hex(text: str | bytes) -> str:
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()
+
+
+class Envelope(BaseModel):
+    """Base of every typed artifact: immutable once built, unknown fields refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    #: Field holding the artifact's id (each subclass names its own, as the seeds do).
+    id_field: ClassVar[str] = ""
+    #: The experience-store kind of this envelope.
+    store_kind: ClassVar[str] = ""
+
+    schema_version: str = SCHEMA_VERSION
+
+    @property
+    def artifact_id(self) -> str:
+        return str(getattr(self, self.id_field))
+
+    def canonical(self) -> str:
+        return canonical_json(self.model_dump(mode="json"))
+
+    def content_hash(self) -> str:
+        return sha256_hex(self.canonical())
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
+            f"<td style='text-align:left'>{html.escape(_cell_text(value))}</td></tr>"
+            for name, value in self.model_dump(mode="json").items()
+        )
+        title = html.escape(f"{type(self).__name__} {self.artifact_id}")
+        return f"<table><caption>{title}</caption>{rows}</table>"
+
+    def to_frame(self) -> pd.DataFrame:
+        return envelopes_to_frame([self], type(self))
+
+
+E = TypeVar("E", bound=Envelope)
+
+
+class EnvelopeList(list[E], Generic[E]):
+    """A list of envelopes that renders as a table and converts to a typed DataFrame."""
+
+    def __init__(self, items: Iterable[E] = (), model: type[E] | None = None) -> None:
+        super().__init__(items)
+        self.model = model or (type(self[0]) if self else None)
+
+    def to_frame(self) -> pd.DataFrame:
+        if self.model is None:
+            return pd.DataFrame()
+        return envelopes_to_frame(self, self.model)
+
+    def _repr_html_(self) -> str:
+        name = self.model.__name__ if self.model else "Envelope"
+        frame = self.to_frame()
+        body = frame.to_html(index=False, max_rows=50, escape=True)
+        return f"<div><strong>{len(self)} × {html.escape(name)}</strong>{body}</div>"
+
+
+def _cell_text(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return canonical_json(value)
+    return "" if value is None else str(value)
+
+
+def _unwrap_optional(annotation: Any) -> Any:
+    args = [a for a in get_args(annotation) if a is not type(None)]
+    if get_origin(annotation) is not None and len(args) == 1 and type(None) in get_args(annotation):
+        return args[0]
+    return annotation
+
+
+def _dtype_for(annotation: Any) -> str:
+    """Stable pandas dtype for a field annotation, so empty and full frames agree."""
+    annotation = _unwrap_optional(annotation)
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return "string"
+    if isinstance(annotation, type):
+        if issubclass(annotation, bool):
+            return "boolean"
+        if issubclass(annotation, Enum):
+            return "string"
+        if issubclass(annotation, int):
+            return "Int64"
+        if issubclass(annotation, float):
+            return "Float64"
+        if issubclass(annotation, str):
+            return "string"
+        if issubclass(annotation, datetime):
+            return "datetime64[us, UTC]"
+    return "object"
+
+
+def frame_dtypes(model: type[Envelope]) -> dict[str, str]:
+    return {name: _dtype_for(f.annotation) for name, f in model.model_fields.items()}
+
+
+def envelopes_to_frame(items: Sequence[Envelope], model: type[Envelope]) -> pd.DataFrame:
+    """One row per envelope, one column per field, dtypes fixed by the model (not the data).
+
+    Nested values (lists, dicts, sub-models) stay Python objects in `object` columns.
+    """
+    dtypes = frame_dtypes(model)
+    columns: dict[str, list[Any]] = {name: [] for name in dtypes}
+    for item in items:
+        for name in dtypes:
+            value = getattr(item, name)
+            if isinstance(value, BaseModel):
+                value = value.model_dump(mode="json")
+            elif isinstance(value, tuple):
+                value = [
+                    v.model_dump(mode="json") if isinstance(v, BaseModel) else v for v in value
+                ]
+            elif isinstance(value, Enum):
+                value = value.value
+            columns[name].append(value)
+    frame = pd.DataFrame(columns)
+    for name, dtype in dtypes.items():
+        if dtype.startswith("datetime64"):
+            frame[name] = pd.to_datetime(frame[name], utc=True).astype(dtype)
+        else:
+            frame[name] = frame[name].astype(dtype)
+    return frame

@@ -1,0 +1,80 @@
+"""Autotune's output (seed 001): a TuningProposal, never a production patch."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from contextos_lab.schemas.base import Envelope
+from contextos_lab.schemas.ids import TuningProposalId
+from contextos_lab.schemas.lifecycle import LifecycleStatus, Transition
+
+
+class Direction(StrEnum):
+    increase = "increase"
+    decrease = "decrease"
+
+
+class TuningTarget(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    intent: str = Field(min_length=1)
+    metric: str = Field(min_length=1)
+    direction: Direction
+    guardrails: tuple[str, ...] = Field(default=(), examples=[["safety>=1.0", "policy>=1.0"]])
+
+
+class BaselineTuple(BaseModel):
+    """Pins everything the comparison holds fixed (seed 001, `baseline_tuple`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    pack: str
+    policy: str
+    tool_manifest: str
+    evaluator_suite: str
+    model_profile: str
+
+
+class ValueChange(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    from_: Any = Field(alias="from")
+    to: Any
+
+
+class CandidateChange(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    layer: str = Field(min_length=1)
+    diff: dict[str, ValueChange]
+
+
+class ReportRef(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class TuningProposal(Envelope):
+    id_field: ClassVar[str] = "tuning_proposal_id"
+    store_kind: ClassVar[str] = "tuning_proposal"
+
+    tuning_proposal_id: TuningProposalId
+    target: TuningTarget
+    guardrails: dict[str, Any] = Field(default_factory=dict)
+    baseline_tuple: BaselineTuple
+    tunable_surfaces: tuple[str, ...]
+    search_set: str = Field(min_length=1, description="manifest hash or path of the search set")
+    heldout_test_set: str = Field(min_length=1)
+    rollback_target: str = Field(min_length=1)
+    candidate_change: CandidateChange
+    expected_delta: dict[str, Any]
+    evaluation_run_id: str = Field(min_length=1)
+    gate: dict[str, Any] = Field(default_factory=dict, description="verdict, tests, read count")
+    report: ReportRef | None = None
+    status: LifecycleStatus = LifecycleStatus.proposed
+    history: tuple[Transition, ...] = ()

@@ -1,0 +1,26 @@
+"""Shared fixtures. Tests that need ../shared/external are marked `external`: they skip on a
+user's clone and must run (failing if the data is missing) when CI=true."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EXTERNAL = REPO_ROOT.parent / "shared" / "external"
+
+
+@pytest.fixture
+def external_dir() -> Path:
+    if not EXTERNAL.is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but the external data folder {EXTERNAL} is missing")
+        pytest.skip(f"external data not present at {EXTERNAL} (only CI and the team have it)")
+    return EXTERNAL
+
+
+@pytest.fixture(autouse=True)
+def _signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONTEXTOS_SIGNING_KEY", "test-signing-key-not-a-secret")
