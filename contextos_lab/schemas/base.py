@@ -13,10 +13,11 @@ import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from enum import Enum
-from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args, get_origin
+from types import UnionType
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union, get_args, get_origin
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict
+from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 SCHEMA_VERSION = "1.0"
 
@@ -94,16 +95,22 @@ def _cell_text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _unwrap_optional(annotation: Any) -> Any:
-    args = [a for a in get_args(annotation) if a is not type(None)]
-    if get_origin(annotation) is not None and len(args) == 1 and type(None) in get_args(annotation):
-        return args[0]
-    return annotation
+def _unwrap(annotation: Any) -> Any:
+    """Strip `Annotated[...]` and `X | None` down to the value type."""
+    while True:
+        origin = get_origin(annotation)
+        args = get_args(annotation)
+        if origin is Annotated:
+            annotation = args[0]
+        elif origin in (Union, UnionType) and type(None) in args and len(args) == 2:
+            annotation = next(a for a in args if a is not type(None))
+        else:
+            return annotation
 
 
 def _dtype_for(annotation: Any) -> str:
     """Stable pandas dtype for a field annotation, so empty and full frames agree."""
-    annotation = _unwrap_optional(annotation)
+    annotation = _unwrap(annotation)
     origin = get_origin(annotation)
     if origin is Literal:
         return "string"
@@ -118,7 +125,7 @@ def _dtype_for(annotation: Any) -> str:
             return "Float64"
         if issubclass(annotation, str):
             return "string"
-        if issubclass(annotation, datetime):
+        if issubclass(annotation, (datetime, AwareDatetime)):
             return "datetime64[us, UTC]"
     return "object"
 

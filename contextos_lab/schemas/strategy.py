@@ -231,4 +231,3 @@ class StrategyRule(Envelope):
     @property
     def active(self) -> bool:
         return self.status == LifecycleStatus.released
-

@@ -1,0 +1,80 @@
+"""HMAC-SHA256 signing of FeedbackEntry, and who may sign.
+
+The key comes from `CONTEXTOS_SIGNING_KEY`, else from the file named by
+`CONTEXTOS_SIGNING_KEY_FILE` (default `.contextos/signing.key`); it is never in the code.
+The signature covers the canonical entry without its `signature` field, so any later change
+to any stored byte of the entry breaks it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+from collections.abc import Iterable
+from hashlib import sha256
+from pathlib import Path
+
+from contextos_lab.schemas.base import canonical_json
+from contextos_lab.schemas.feedback import FeedbackEntry
+
+DEFAULT_KEY_FILE = Path(".contextos/signing.key")
+DEFAULT_OVERRIDERS_FILE = Path(".contextos/authorised_overriders.json")
+
+
+class SigningKeyMissing(RuntimeError):
+    pass
+
+
+def load_signing_key(required: bool = True) -> bytes | None:
+    value = os.environ.get("CONTEXTOS_SIGNING_KEY")
+    if value:
+        return value.encode("utf-8")
+    path = Path(os.environ.get("CONTEXTOS_SIGNING_KEY_FILE", DEFAULT_KEY_FILE))
+    if path.is_file():
+        key = path.read_bytes().strip()
+        if key:
+            return key
+    if required:
+        raise SigningKeyMissing(
+            "no feedback signing key: set CONTEXTOS_SIGNING_KEY or put a key in "
+            f"{path} (e.g. `python -c 'import secrets;print(secrets.token_hex(32))' > {path}`)"
+        )
+    return None
+
+
+def signing_payload(entry: FeedbackEntry) -> str:
+    body = entry.model_dump(mode="json")
+    body.pop("signature", None)
+    return canonical_json(body)
+
+
+def compute_signature(entry: FeedbackEntry, key: bytes) -> str:
+    return hmac.new(key, signing_payload(entry).encode("utf-8"), sha256).hexdigest()
+
+
+def sign_entry(entry: FeedbackEntry, key: bytes) -> FeedbackEntry:
+    return entry.model_copy(update={"signature": compute_signature(entry, key)})
+
+
+def signature_valid(entry: FeedbackEntry, key: bytes) -> bool:
+    if entry.signature is None:
+        return False
+    return hmac.compare_digest(entry.signature, compute_signature(entry, key))
+
+
+def load_authorised_overriders(path: Path | None = None) -> frozenset[str] | None:
+    """The operator ids allowed to sign overrides, from a JSON list; None when not configured."""
+    path = path or Path(os.environ.get("CONTEXTOS_OVERRIDERS_FILE", DEFAULT_OVERRIDERS_FILE))
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(data, dict):
+        data = data.get("authorised_overriders", [])
+    if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+        raise ValueError(f"{path}: expected a JSON list of operator ids")
+    return frozenset(data)
+
+
+def overriders(ids: Iterable[str]) -> frozenset[str]:
+    return frozenset(ids)

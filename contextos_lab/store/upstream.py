@@ -1,0 +1,40 @@
+"""Which artifacts an envelope was derived from, read off its own fields.
+
+The store records these links with every row, so lineage is a walk over stored rows, not a
+reconstruction from whatever fields happen to be present later.
+"""
+
+from __future__ import annotations
+
+from contextos_lab.schemas.base import Envelope
+from contextos_lab.schemas.feedback import FeedbackEntry, FeedbackRecord
+from contextos_lab.schemas.insight import InsightCluster
+from contextos_lab.schemas.research import ResearchTask
+from contextos_lab.schemas.strategy import ReplayVerdict, StrategyProposal, StrategyRule
+
+
+def upstream_ids_of(item: Envelope) -> tuple[str, ...]:
+    ids: list[str] = []
+    if isinstance(item, FeedbackEntry):
+        ids.append(item.decision_record_id)
+        if item.supersedes:
+            ids.append(item.supersedes)
+    elif isinstance(item, FeedbackRecord):
+        if item.context.decision_record_id:
+            ids.append(item.context.decision_record_id)
+    elif isinstance(item, InsightCluster):
+        ids.extend(item.feedback_ids)
+    elif isinstance(item, StrategyProposal):
+        ids.append(item.insight_id)
+    elif isinstance(item, ReplayVerdict):
+        ids.append(item.proposal_id)
+    elif isinstance(item, StrategyRule):
+        if item.proposal_id:
+            ids.append(item.proposal_id)
+        ids.append(item.lineage.insight_id)
+        if item.lineage.replay_verdict_id:
+            ids.append(item.lineage.replay_verdict_id)
+        ids.extend(item.lineage.feedback_ids)
+    elif isinstance(item, ResearchTask):
+        ids.append(item.trigger_insight_id)
+    return tuple(dict.fromkeys(ids))
