@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from contextos_lab.schemas.base import Envelope
 from contextos_lab.schemas.ids import (
@@ -199,7 +199,7 @@ class StrategyRule(Envelope):
     id_field: ClassVar[str] = "rule_id"
     store_kind: ClassVar[str] = "strategy_rule"
 
-    rule_id: StrategyRuleId
+    rule_id: StrategyRuleId = Field(validation_alias=AliasChoices("rule_id", "strategy_rule_id"))
     proposal_id: StrategyProposalId | None = None
     applies_to: dict[str, Any] = Field(default_factory=dict)
     trigger: dict[str, Any] = Field(default_factory=dict)
@@ -210,7 +210,7 @@ class StrategyRule(Envelope):
     released_by: str | None = None
     pinned_baseline: str | None = None
     effective_window: EffectiveWindow | None = None
-    lineage: Lineage
+    lineage: Lineage | None = None
     status: LifecycleStatus = LifecycleStatus.proposed
     history: tuple[Transition, ...] = ()
 
@@ -219,11 +219,14 @@ class StrategyRule(Envelope):
         if self.adjustment is None and self.patch is None:
             raise ValueError("a StrategyRule needs an adjustment or a patch")
         if self.status == LifecycleStatus.released:
-            missing = [
-                name
-                for name in ("released_at", "released_by", "pinned_baseline", "effective_window")
-                if getattr(self, name) in (None, "")
-            ]
+            required = (
+                "released_at",
+                "released_by",
+                "pinned_baseline",
+                "effective_window",
+                "lineage",
+            )
+            missing = [name for name in required if getattr(self, name) in (None, "")]
             if missing:
                 raise ValueError(f"released rule is missing {', '.join(missing)}")
         return self

@@ -569,15 +569,6 @@ def _row_problem(row: StoredRow, expected_seq: int, prev: str) -> str | None:
         return f"body is not JSON: {exc}"
     if canonical_json(parsed) != row.body:
         return "body is not in canonical form"
-    model = ENVELOPES_BY_KIND.get(row.kind)
-    if model is None:
-        return f"unknown kind {row.kind!r}"
-    try:
-        envelope = model.model_validate(parsed)
-    except ValueError as exc:
-        return f"body no longer validates as {model.__name__}: {exc}"
-    if envelope.artifact_id != row.artifact_id:
-        return f"artifact id column {row.artifact_id!r} != body id {envelope.artifact_id!r}"
     expected = row_hash(
         row.seq,
         row.kind,
@@ -590,6 +581,15 @@ def _row_problem(row: StoredRow, expected_seq: int, prev: str) -> str | None:
     )
     if expected != row.row_sha256:
         return "row hash does not match its columns (metadata altered)"
+    model = ENVELOPES_BY_KIND.get(row.kind)
+    if model is None:
+        return f"unknown kind {row.kind!r}"
+    try:
+        envelope = model.model_validate(parsed)
+    except ValueError as exc:
+        return f"body no longer validates as {model.__name__}: {exc}"
+    if envelope.artifact_id != row.artifact_id:
+        return f"artifact id column {row.artifact_id!r} != body id {envelope.artifact_id!r}"
     return None
 
 

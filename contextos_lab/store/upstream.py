@@ -31,10 +31,13 @@ def upstream_ids_of(item: Envelope) -> tuple[str, ...]:
     elif isinstance(item, StrategyRule):
         if item.proposal_id:
             ids.append(item.proposal_id)
-        ids.append(item.lineage.insight_id)
-        if item.lineage.replay_verdict_id:
-            ids.append(item.lineage.replay_verdict_id)
-        ids.extend(item.lineage.feedback_ids)
+        if item.lineage is not None:
+            ids.append(item.lineage.insight_id)
+            if item.lineage.replay_verdict_id:
+                ids.append(item.lineage.replay_verdict_id)
+            ids.extend(item.lineage.feedback_ids)
+        elif isinstance(item.trigger.get("from_insight"), str):
+            ids.append(item.trigger["from_insight"])
     elif isinstance(item, ResearchTask):
         ids.append(item.trigger_insight_id)
     return tuple(dict.fromkeys(ids))

@@ -1,0 +1,58 @@
+"""`contextos-lab store verify|lineage`: check the chain, walk an artifact back to feedback."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from contextos_lab.store.experience_store import DEFAULT_STORE_URL, ExperienceStore
+from contextos_lab.store.lineage import lineage
+
+
+def default_store_url() -> str:
+    return os.environ.get("CONTEXTOS_STORE_URL", DEFAULT_STORE_URL)
+
+
+def open_store(url: str, *, create: bool = False) -> ExperienceStore | None:
+    """Open the store or print why not (returns None), so commands exit cleanly."""
+    try:
+        return ExperienceStore(url, create=create)
+    except (FileNotFoundError, ConnectionError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+
+
+def _verify(args: argparse.Namespace) -> int:
+    store = open_store(args.store)
+    if store is None:
+        return 2
+    report = store.verify()
+    print(f"{args.store}: {report}", file=sys.stdout if report.ok else sys.stderr)
+    return 0 if report.ok else 1
+
+
+def _lineage(args: argparse.Namespace) -> int:
+    store = open_store(args.store)
+    if store is None:
+        return 2
+    try:
+        tree = lineage(store, args.artifact_id)
+    except KeyError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 1
+    print(tree.render())
+    print(f"feedback: {', '.join(tree.feedback_ids) or '(none)'}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    store = subparsers.add_parser("store", help="inspect and verify the experience store")
+    sub = store.add_subparsers(dest="store_command", required=True, metavar="ACTION")
+    verify = sub.add_parser("verify", help="exit 0 when the hash chain and signatures hold")
+    verify.add_argument("--store", default=default_store_url(), help="SQLAlchemy URL")
+    verify.set_defaults(func=_verify)
+    lin = sub.add_parser("lineage", help="walk an artifact's upstream links to its feedback")
+    lin.add_argument("artifact_id")
+    lin.add_argument("--store", default=default_store_url(), help="SQLAlchemy URL")
+    lin.set_defaults(func=_lineage)
