@@ -309,10 +309,15 @@ def read_records(path: str | Path | None = None) -> LoadedRecords:
             try:
                 records.append(CommandRecord.model_validate_json(raw))
             except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"]) or "line"
-                malformed.append(MalformedLine(no, f"{where}: {first['msg']}"))
+                malformed.append(MalformedLine(no, first_validation_error(exc)))
     return LoadedRecords(records, malformed)
+
+
+def first_validation_error(exc: ValidationError) -> str:
+    """One line for a report: where the first problem is and what it is."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "value"
+    return f"{where}: {first['msg']}"
 
 
 def retry_chain(records: Sequence[CommandRecord], command_id: str) -> list[CommandRecord]:
