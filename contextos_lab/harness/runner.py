@@ -53,7 +53,8 @@ REDACTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 _CHUNK = 1 << 16
-_DRAIN_TIMEOUT_S = 5.0
+#: After the program exits, how long its output may keep flowing before leftovers are killed.
+DRAIN_TIMEOUT_S = 5.0
 
 
 class CommandRecord(BaseModel):
@@ -482,10 +483,21 @@ def _execute(
         _kill_group(proc)
         outcome.interrupted = exc
         outcome.error = f"runner interrupted: {type(exc).__name__}"
+    deadline = time.monotonic() + DRAIN_TIMEOUT_S
     for t in threads:
-        t.join(_DRAIN_TIMEOUT_S)
+        t.join(max(deadline - time.monotonic(), 0))
     if any(t.is_alive() for t in threads[:2]):
-        note = "output pipes still open after exit (a detached child holds them)"
+        # the program exited but processes it left in its session still hold the pipes
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        for t in threads[:2]:
+            t.join(1.0)
+        held = any(t.is_alive() for t in threads[:2])
+        note = (
+            "output pipes still held by a detached process; output may be incomplete"
+            if held
+            else "leftover processes held the output pipes after exit and were killed"
+        )
         outcome.error = f"{outcome.error}; {note}" if outcome.error else note
     if consumer_errors:
         exc = consumer_errors[0]

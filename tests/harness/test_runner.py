@@ -7,6 +7,7 @@ import re
 import sys
 import time
 import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextos_lab import cli
-from contextos_lab.harness import runs_commands
+from contextos_lab.harness import runner, runs_commands
 from contextos_lab.harness.runner import (
     CommandRecord,
     HeadTail,
@@ -376,3 +377,50 @@ def test_runs_tail_without_failures_and_missing_file(
     assert "no failed commands" in text
     assert cli.main(["runs", "tail", str(rec.parent / "nope.jsonl")]) == 1
     assert "no record file" in capsys.readouterr().err
+
+
+# --- leftovers, consumers, concurrency -------------------------------------------------------
+
+
+def test_leftover_processes_holding_pipes_are_killed(
+    rec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "DRAIN_TIMEOUT_S", 0.5)
+    code = (
+        "import subprocess, sys; "
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)']); print('bye')"
+    )
+    t0 = time.perf_counter()
+    record = run_with_feedback(py(code), record_file=rec)
+    assert time.perf_counter() - t0 < 5
+    assert record.exit_code == 0 and record.stdout_tail == "bye"
+    assert "leftover processes" in (record.error or "")
+    with pytest.raises(RunnerFailure):
+        require_success(record)
+
+
+def test_a_failing_consumer_is_recorded_not_raised(rec: Path) -> None:
+    seen: list[str] = []
+
+    def consumer(line: str) -> None:
+        seen.append(line)
+        raise ValueError("cannot parse")
+
+    record = run_with_feedback(
+        py("for i in range(5): print(i)"), record_file=rec, on_stdout_line=consumer
+    )
+    assert seen == ["0"]  # not called again after the first failure
+    assert record.stdout_lines == 5 and record.exit_code == 0
+    assert record.error == "stdout consumer failed: ValueError: cannot parse"
+
+
+def test_concurrent_appends_with_rotation_stay_whole(rec: Path) -> None:
+    sink = RecordFile(rec, max_bytes=3_000, keep=5)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        done = list(pool.map(lambda i: run_with_feedback(py(f"print({i})"), record_file=sink),
+                             range(24)))  # fmt: skip
+    files = [rec, *(sink.rotated(n) for n in range(1, 6))]
+    loads = [read_records(f) for f in files if f.exists()]
+    assert all(not load.malformed for load in loads)
+    on_disk = {r.command_id for load in loads for r in load.records}
+    assert on_disk <= {r.command_id for r in done}
