@@ -17,8 +17,10 @@ from contextos_lab.loaders.records import load_records
 from contextos_lab.schemas.base import Envelope
 from contextos_lab.store.experience_store import ExperienceStore, StoreRefusal
 
-#: Store-refusal wording to the field it is about (first match wins; default: the id field).
+#: Store-refusal wording to the field it is about (first match wins; "" means the id field,
+#: which is also the default).
 _REFUSAL_FIELDS: tuple[tuple[str, str | None], ...] = (
+    ("already stored with different content", ""),
     ("signer", "signed_by"),
     ("authorised-overrider", "signed_by"),
     ("trace_id", "trace_id"),
@@ -80,8 +82,9 @@ def store_loaded(kind: str, result: LoadResult[Envelope], store: ExperienceStore
 
 
 def _refusal_field(result: LoadResult[Envelope], refusal: StoreRefusal) -> str | None:
+    model = result.records.model
+    id_field = model.id_field if model is not None else None
     for needle, name in _REFUSAL_FIELDS:
         if needle in refusal.reason:
-            return name
-    model = result.records.model
-    return model.id_field if model is not None else None
+            return name or id_field
+    return id_field

@@ -51,9 +51,9 @@ class QuarantinedRow(BaseModel):
 
     def describe(self) -> str:
         where = f"{self.locator} {self.line}"
-        return (
-            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
-        )
+        if self.field is None or self.message.startswith(f"{self.field}:"):
+            return f"{where}: {self.message}"
+        return f"{where}: {self.field}: {self.message}"
 
 
 @dataclass(frozen=True)

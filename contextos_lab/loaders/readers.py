@@ -139,7 +139,7 @@ def parse_json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()):
+        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
             return None, f"JSON ends early at column {exc.colno} (truncated?): {exc.msg}"
         return None, f"invalid JSON at column {exc.colno}: {exc.msg}"
     except ValueError as exc:
