@@ -1,0 +1,107 @@
+"""Computed support for an insight: its rate against the baseline rate, and its trend.
+
+`confidence` is never typed in by hand. It is `1 − p` of a one-sided two-sample proportions
+z-test (statsmodels `proportions_ztest`, alternative "larger"): how surely the pattern's rate
+(hits among the pattern's stratum) exceeds the baseline rate (the same outcome outside it).
+It is a screening score, not a posterior; the p-value, both rates, the Wilson 95% interval of
+the pattern's rate and the test name travel with it in `Insight.support`. Without a baseline
+population, or with no variance at all, there is no evidence and confidence is 0.
+
+The trend is an OLS fit (statsmodels) of the pattern's daily occurrence count against the day
+index over the observation window, zero-count days included: slope per day, its p-value and a
+direction (`rising`/`falling` at p < 0.05, else `flat`; `insufficient` under 3 days).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+from statsmodels.stats.proportion import proportion_confint, proportions_ztest
+
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Outcome hits and population sizes inside the pattern's stratum and outside it."""
+
+    hits_in: int
+    n_in: int
+    hits_out: int
+    n_out: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {k: int(v) for k, v in asdict(self).items()}
+
+
+def rate_test(counts: Counts) -> dict[str, Any]:
+    c = counts
+    rate_in = c.hits_in / c.n_in if c.n_in else 0.0
+    rate_out = c.hits_out / c.n_out if c.n_out else None
+    lo, hi = (
+        proportion_confint(c.hits_in, c.n_in, alpha=ALPHA, method="wilson")
+        if c.n_in
+        else (0.0, 1.0)
+    )
+    out: dict[str, Any] = {
+        **c.to_dict(),
+        "rate": rate_in,
+        "baseline_rate": rate_out,
+        "rate_ci95": [float(lo), float(hi)],
+        "test": "proportions_ztest(two-sample, alternative=larger)",
+        "z": None,
+        "p_value": 1.0,
+    }
+    pooled = (c.hits_in + c.hits_out) / (c.n_in + c.n_out) if c.n_in + c.n_out else 0.0
+    if c.n_in == 0 or c.n_out == 0:
+        out["test"] = "none: no baseline population outside the pattern"
+    elif pooled in (0.0, 1.0):
+        out["test"] = "none: outcome has no variance"
+    else:
+        z, p = proportions_ztest(
+            np.array([c.hits_in, c.hits_out]), np.array([c.n_in, c.n_out]), alternative="larger"
+        )
+        out["z"], out["p_value"] = float(z), float(p)
+    return out
+
+
+def confidence_of(test: dict[str, Any]) -> float:
+    p = test.get("p_value")
+    if p is None or not math.isfinite(p):
+        return 0.0
+    return float(min(1.0, max(0.0, 1.0 - p)))
+
+
+def trend(times: pd.Series, start: datetime, end: datetime) -> dict[str, Any]:
+    """OLS of daily counts on day index over [start, end] (UTC days, zero days included)."""
+    stamps = pd.to_datetime(times, utc=True)
+    days = pd.date_range(
+        pd.Timestamp(start).tz_convert("UTC").floor("D"),
+        pd.Timestamp(end).tz_convert("UTC").floor("D"),
+        freq="D",
+    )
+    daily = stamps.dt.floor("D").value_counts().reindex(days, fill_value=0)
+    result: dict[str, Any] = {"method": "OLS daily count ~ day", "days": len(days)}
+    if len(days) < 3:
+        return {**result, "slope_per_day": None, "p_value": None, "direction": "insufficient"}
+    y = daily.to_numpy(dtype=float)
+    x = sm.add_constant(np.arange(len(y), dtype=float))
+    fit = sm.OLS(y, x).fit()
+    slope = float(fit.params[1])
+    p = float(fit.pvalues[1]) if np.isfinite(fit.pvalues[1]) else 1.0
+    direction = "flat" if p >= ALPHA or slope == 0 else ("rising" if slope > 0 else "falling")
+    return {**result, "slope_per_day": slope, "p_value": p, "direction": direction}
+
+
+def support_for(
+    counts: Counts, times: pd.Series, start: datetime, end: datetime
+) -> tuple[float, dict[str, Any]]:
+    """(confidence, support dict) for one pattern; see the module docstring for the rules."""
+    test = rate_test(counts)
+    return confidence_of(test), {**test, "trend": trend(times, start, end)}
