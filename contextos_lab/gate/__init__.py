@@ -1,0 +1,1 @@
+"""The held-out gate: paired re-evaluation of Pareto candidates against the baseline."""

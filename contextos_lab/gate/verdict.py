@@ -1,0 +1,238 @@
+"""Gate verdicts: promote / underpowered / regression / no_effect, each with its reasons.
+
+Inputs are per-case frames (index case_id, one column per evaluator) for the baseline and each
+candidate on the same held-out cases. Decision rules (DESIGN.md, "Gate semantics"):
+
+- regression: a floor (policy, safety) fails on the candidate's held-out mean, policy or safety
+  violations rise significantly (exact McNemar, p < alpha), or an accepted delta for utility,
+  latency or economics is exceeded by the observed held-out delta (point estimate: the gate
+  never promotes a change whose measured cost already exceeds its allowance);
+- promote: the target metric moves the declared way and its Holm-adjusted p < alpha;
+- underpowered: it moves the right way but not significantly; the report carries the held-out
+  size a power analysis says would be needed;
+- no_effect: it does not move the right way and nothing is breached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from contextos_lab.gate.paired_tests import (
+    PairedTest,
+    holm_adjust,
+    paired_test,
+    required_sample_size,
+)
+
+Verdict = Literal["promote", "underpowered", "regression", "no_effect"]
+EVALUATORS = ("policy", "safety", "utility", "latency", "economics")
+#: Better direction per evaluator ("increase" or "decrease").
+BETTER: dict[str, str] = {
+    "policy": "increase",
+    "safety": "increase",
+    "utility": "increase",
+    "latency": "decrease",
+    "economics": "decrease",
+}
+
+
+class GateGuardrails(BaseModel):
+    """Floors and accepted deltas as the run spec declares them."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    policy_floor: float = Field(ge=0, le=1)
+    safety_floor: float = Field(ge=0, le=1)
+    #: Largest accepted worsening per metric, in the metric's units (>= 0).
+    accepted_delta: dict[str, float] = Field(default_factory=dict)
+
+
+class GateDecision(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    candidate_id: str
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    target_metric: str
+    target_direction: Literal["increase", "decrease"]
+    target_p_value: float
+    target_p_adjusted: float
+    tests: tuple[PairedTest, ...]
+    required_n: int | None = None
+    n_cases: int
+
+    def test_for(self, metric: str) -> PairedTest:
+        return next(t for t in self.tests if t.metric == metric)
+
+
+def _binary_view(metric: str, frame: pd.DataFrame) -> np.ndarray:
+    """Binary outcome per case: policy/safety 'no violation', utility 'fully correct'."""
+    return (frame[metric].to_numpy(dtype=float) >= 1.0).astype(float)
+
+
+def metric_tests(
+    baseline: pd.DataFrame, candidate: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000
+) -> list[PairedTest]:
+    """The per-metric paired tests of one candidate against the baseline on the same cases."""
+    if not baseline.index.equals(candidate.index):
+        candidate = candidate.reindex(baseline.index)
+        if candidate.isna().any().any():
+            raise ValueError("candidate and baseline were not run on the same held-out cases")
+    tests = []
+    for metric in EVALUATORS:
+        if metric in ("policy", "safety"):
+            tests.append(
+                paired_test(
+                    metric,
+                    _binary_view(metric, baseline),
+                    _binary_view(metric, candidate),
+                    binary=True,
+                    seed=seed,
+                    n_boot=n_boot,
+                )
+            )
+        elif metric == "utility":
+            # The decision is correct or not (McNemar); partial credit is reported as its mean.
+            tests.append(
+                paired_test(
+                    metric,
+                    _binary_view(metric, baseline),
+                    _binary_view(metric, candidate),
+                    binary=True,
+                    seed=seed,
+                    n_boot=n_boot,
+                )
+            )
+            tests.append(
+                paired_test(
+                    "utility_score",
+                    baseline[metric].to_numpy(float),
+                    candidate[metric].to_numpy(float),
+                    binary=False,
+                    seed=seed,
+                    n_boot=n_boot,
+                )
+            )
+        else:
+            tests.append(
+                paired_test(
+                    metric,
+                    baseline[metric].to_numpy(float),
+                    candidate[metric].to_numpy(float),
+                    binary=False,
+                    seed=seed,
+                    n_boot=n_boot,
+                )
+            )
+    return tests
+
+
+def _improves(delta: float, direction: str) -> bool:
+    return delta > 0 if direction == "increase" else delta < 0
+
+
+def _breaches(
+    tests: list[PairedTest], candidate: pd.DataFrame, guardrails: GateGuardrails, alpha: float
+) -> list[str]:
+    reasons = []
+    by_metric = {t.metric: t for t in tests}
+    for metric, floor in (("policy", guardrails.policy_floor), ("safety", guardrails.safety_floor)):
+        mean = float(candidate[metric].mean())
+        if mean < floor:
+            reasons.append(f"{metric} floor breached: held-out mean {mean:.4f} < {floor}")
+        t = by_metric[metric]
+        if t.delta < 0 and t.p_value < alpha:
+            reasons.append(
+                f"{metric} violations rose significantly ({t.discordant[0]} cases newly "
+                f"violating vs {t.discordant[1]} fixed; McNemar p={t.p_value:.3g})"
+                if t.discordant
+                else f"{metric} violations rose significantly"
+            )
+    for metric, allowed in guardrails.accepted_delta.items():
+        t = by_metric["utility_score" if metric == "utility" else metric]
+        worsening = -t.delta if BETTER[metric] == "increase" else t.delta
+        if worsening > allowed:
+            reasons.append(
+                f"{metric} accepted delta breached: worsened by {worsening:.4g} "
+                f"(allowed {allowed:.4g}; 95% CI of delta [{t.ci_low:.4g}, {t.ci_high:.4g}])"
+            )
+    return reasons
+
+
+def decide(
+    baseline: pd.DataFrame,
+    candidates: Mapping[str, pd.DataFrame],
+    *,
+    target_metric: str,
+    target_direction: Literal["increase", "decrease"],
+    guardrails: GateGuardrails,
+    alpha: float = 0.05,
+    seed: int = 0,
+    n_boot: int = 2000,
+) -> list[GateDecision]:
+    """Verdicts for every candidate, Holm-corrected across candidates on the target metric."""
+    if target_metric not in BETTER:
+        raise ValueError(f"unknown target metric {target_metric!r}; one of {sorted(BETTER)}")
+    all_tests = {
+        cid: metric_tests(baseline, frame, seed=seed, n_boot=n_boot)
+        for cid, frame in candidates.items()
+    }
+    target_name = target_metric
+    raw = [
+        next(t for t in tests if t.metric == target_name).p_value for tests in all_tests.values()
+    ]
+    adjusted = dict(zip(all_tests, holm_adjust(raw), strict=True))
+    decisions = []
+    for cid, tests in all_tests.items():
+        frame = candidates[cid].reindex(baseline.index)
+        target = next(t for t in tests if t.metric == target_name)
+        breaches = _breaches(tests, frame, guardrails, alpha)
+        improves = _improves(target.delta, target_direction)
+        required_n = None
+        if breaches:
+            verdict: Verdict = "regression"
+            reasons = breaches
+        elif improves and adjusted[cid] < alpha:
+            verdict = "promote"
+            reasons = [
+                f"{target_name} {target_direction}s by {target.delta:+.4g} "
+                f"(95% CI [{target.ci_low:.4g}, {target.ci_high:.4g}], {target.test}, "
+                f"Holm-adjusted p={adjusted[cid]:.3g} < {alpha}); every floor and accepted "
+                "delta holds on held-out"
+            ]
+        elif improves:
+            verdict = "underpowered"
+            diff = (
+                _binary_view(target_name, frame) - _binary_view(target_name, baseline)
+                if target.outcome == "binary"
+                else frame[target_name].to_numpy(float) - baseline[target_name].to_numpy(float)
+            )
+            required_n = required_sample_size(diff, alpha=alpha)
+            reasons = [
+                f"{target_name} moves the right way ({target.delta:+.4g}) but Holm-adjusted "
+                f"p={adjusted[cid]:.3g} >= {alpha}; a paired test would need about "
+                f"{required_n} held-out cases (power 0.8)"
+            ]
+        else:
+            verdict = "no_effect"
+            reasons = [f"{target_name} does not {target_direction} (delta {target.delta:+.4g})"]
+        decisions.append(
+            GateDecision(
+                candidate_id=cid,
+                verdict=verdict,
+                reasons=tuple(reasons),
+                target_metric=target_name,
+                target_direction=target_direction,
+                target_p_value=target.p_value,
+                target_p_adjusted=adjusted[cid],
+                tests=tuple(tests),
+                required_n=required_n,
+                n_cases=len(baseline),
+            )
+        )
+    return decisions

@@ -1,0 +1,146 @@
+"""Gate statistics and verdicts on hand-built paired frames."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.contingency_tables import mcnemar
+
+from contextos_lab.gate.calibration import simulate_null
+from contextos_lab.gate.paired_tests import (
+    bootstrap_ci,
+    holm_adjust,
+    mcnemar_exact,
+    required_sample_size,
+)
+from contextos_lab.gate.verdict import GateGuardrails, decide
+
+GUARD = GateGuardrails(
+    policy_floor=0.99,
+    safety_floor=1.0,
+    accepted_delta={"utility": 0.01, "latency": 50.0, "economics": 0.05},
+)
+
+
+def _frame(n: int, rng: np.random.Generator, utility_p: float = 0.7) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "policy": np.ones(n),
+            "safety": np.ones(n),
+            "utility": (rng.random(n) < utility_p).astype(float),
+            "latency": rng.normal(300, 20, n),
+            "economics": rng.normal(0.2, 0.01, n),
+        },
+        index=pd.Index([f"c{i}" for i in range(n)], name="case_id"),
+    )
+
+
+def test_mcnemar_matches_statsmodels_table() -> None:
+    base = np.array([1, 1, 0, 0, 1, 0, 1, 1, 0, 0], dtype=bool)
+    cand = np.array([1, 0, 1, 1, 1, 1, 1, 1, 1, 0], dtype=bool)
+    p, (b, c) = mcnemar_exact(base, cand)
+    assert (b, c) == (1, 4)
+    assert p == pytest.approx(mcnemar([[4, 1], [4, 1]], exact=True).pvalue)
+
+
+def test_bootstrap_interval_covers_the_mean_and_is_reproducible() -> None:
+    diff = np.random.default_rng(1).normal(0.5, 1.0, 500)
+    low, high = bootstrap_ci(diff, seed=3)
+    assert low < diff.mean() < high
+    assert (low, high) == bootstrap_ci(diff, seed=3)
+
+
+def test_holm_is_step_down() -> None:
+    assert holm_adjust([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+
+
+def test_real_improvement_is_promoted() -> None:
+    rng = np.random.default_rng(0)
+    base = _frame(2000, rng, 0.70)
+    cand = base.copy()
+    flip = (base["utility"] == 0) & (rng.random(2000) < 0.4)
+    cand.loc[flip, "utility"] = 1.0
+    [d] = decide(
+        base, {"cand": cand}, target_metric="utility", target_direction="increase", guardrails=GUARD
+    )
+    assert d.verdict == "promote", d.reasons
+    assert d.test_for("utility").delta > 0.1
+
+
+def test_floor_breach_is_regression_even_when_target_improves() -> None:
+    rng = np.random.default_rng(0)
+    base = _frame(1000, rng, 0.6)
+    cand = base.copy()
+    cand["utility"] = 1.0
+    cand.loc[cand.index[:50], "policy"] = 0.0  # 5% violations: below the 0.99 floor
+    [d] = decide(
+        base,
+        {"loose_threshold": cand},
+        target_metric="utility",
+        target_direction="increase",
+        guardrails=GUARD,
+    )
+    assert d.verdict == "regression"
+    assert any("policy floor breached" in r for r in d.reasons)
+
+
+def test_accepted_delta_breach_is_named() -> None:
+    rng = np.random.default_rng(0)
+    base = _frame(500, rng)
+    cand = base.copy()
+    cand["latency"] = cand["latency"] + 80.0
+    [d] = decide(
+        base, {"slow": cand}, target_metric="utility", target_direction="increase", guardrails=GUARD
+    )
+    assert d.verdict == "regression"
+    assert any(r.startswith("latency accepted delta breached") for r in d.reasons)
+
+
+def test_small_improvement_is_underpowered_with_a_required_size() -> None:
+    rng = np.random.default_rng(0)
+    base = _frame(200, rng, 0.7)
+    cand = base.copy()
+    idx = base.index[base["utility"] == 0][:4]
+    cand.loc[idx, "utility"] = 1.0
+    [d] = decide(
+        base, {"tiny": cand}, target_metric="utility", target_direction="increase", guardrails=GUARD
+    )
+    assert d.verdict == "underpowered"
+    assert d.required_n is not None and d.required_n > 200
+    diff = cand["utility"].to_numpy() - base["utility"].to_numpy()
+    assert d.required_n == required_sample_size(diff)
+
+
+def test_identical_candidate_has_no_effect() -> None:
+    base = _frame(300, np.random.default_rng(0))
+    [d] = decide(
+        base,
+        {"same": base.copy()},
+        target_metric="economics",
+        target_direction="decrease",
+        guardrails=GUARD,
+    )
+    assert d.verdict == "no_effect" and d.target_p_value == 1.0
+
+
+def test_unpaired_cases_are_refused() -> None:
+    rng = np.random.default_rng(0)
+    base = _frame(100, rng)
+    other = _frame(100, rng).rename(index=lambda s: s + "x")
+    with pytest.raises(ValueError, match="same held-out cases"):
+        decide(
+            base,
+            {"x": other},
+            target_metric="utility",
+            target_direction="increase",
+            guardrails=GUARD,
+        )
+
+
+@pytest.mark.parametrize("design", ["identical", "shuffled"])
+def test_null_calibration_cheap(design: str) -> None:
+    """Cheap A/A: the gate promotes in at most 5% of 200 null runs (the benchmark runs more)."""
+    result = simulate_null(design=design, runs=200, n_cases=120, seed=11, n_boot=50)
+    assert result.runs == 200
+    assert result.promote_rate <= 0.05, result
