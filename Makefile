@@ -20,7 +20,7 @@ demo: $(STAMP)
 	$(BIN)/contextos-lab demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check contextos_lab tests benchmarks examples
+	$(BIN)/ruff check .
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
