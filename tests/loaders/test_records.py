@@ -265,3 +265,23 @@ def test_parquet_native_nested_types(tmp_path: Path) -> None:
     (entry,) = load_records("feedback", path).records
     assert entry.expected_outcome.field_overrides == {"refund": False}
     assert entry.evidence_refs_seen == ("order:0",)
+
+
+def test_bom_and_crlf_are_tolerated(tmp_path: Path) -> None:
+    body = "\r\n".join(json.dumps(decision_row(i)) for i in range(2)) + "\r\n"
+    (tmp_path / "d.jsonl").write_bytes(b"\xef\xbb\xbf" + body.encode())
+    assert len(load_records("decisions", tmp_path / "d.jsonl").records) == 2
+    path = write_rows(tmp_path / "d.csv", [decision_row(0)], DecisionRecord)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert len(load_records("decisions", path).records) == 1
+
+
+def test_unreadable_permissions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_rows(tmp_path / "d.jsonl", [decision_row(0)], DecisionRecord)
+
+    def denied(self: Path, *args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "open", denied)  # chmod 000 does not stop root, who runs CI
+    with pytest.raises(UnreadableSource, match="Permission denied"):
+        load_records("decisions", path)
