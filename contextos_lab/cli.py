@@ -16,6 +16,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.store.commands",
     "contextos_lab.loaders.commands",
     "contextos_lab.harness.runs_commands",
+    "contextos_lab.autotune.commands",
     "contextos_lab.demo",
 )
 

@@ -1,0 +1,114 @@
+"""A replay set as the study sees it: the cases frame plus the hashes that pin it.
+
+Trials record which cases they ran on by content hash, so a reviewer can tell from the study
+alone that the optimizer never saw a held-out case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from contextos_lab.schemas.base import canonical_json, sha256_hex
+
+#: Columns a replay-set loader may already provide with each case's content hash.
+HASH_COLUMNS: tuple[str, ...] = ("content_hash", "case_hash", "sha256")
+
+
+@dataclass(frozen=True)
+class CaseSet:
+    path: str
+    cases: pd.DataFrame
+    case_hashes: tuple[str, ...]
+    manifest_hash: str
+
+    @property
+    def digest(self) -> str:
+        """One hash over the sorted case hashes (what a trial ran on, in 64 characters)."""
+        return sha256_hex("\n".join(sorted(self.case_hashes)))
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def id_to_hash(self) -> dict[str, str]:
+        return dict(zip(self.cases["case_id"].astype(str), self.case_hashes, strict=True))
+
+
+def case_hash(row: Mapping[str, Any]) -> str:
+    for col in HASH_COLUMNS:
+        value = row.get(col)
+        if isinstance(value, str) and value:
+            return value
+    return sha256_hex(canonical_json({k: _jsonable(v) for k, v in row.items()}))
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, float) and value != value:  # NaN
+        return None
+    return value
+
+
+def case_set_from_frame(
+    cases: pd.DataFrame, path: str = "<memory>", manifest_hash: str = ""
+) -> CaseSet:
+    hashes = tuple(case_hash(row) for row in cases.to_dict(orient="records"))
+    return CaseSet(
+        path=path,
+        cases=cases.reset_index(drop=True),
+        case_hashes=hashes,
+        manifest_hash=manifest_hash or sha256_hex("\n".join(sorted(hashes))),
+    )
+
+
+def load_case_set(path: str | Path) -> CaseSet:
+    """A replay-set folder through the kit's loader (contextos_lab.harness.replay_sets), or a
+    single `.jsonl` / `.json` / `.parquet` / `.csv` file of cases (one row per case)."""
+    p = Path(path)
+    if p.is_file():
+        readers = {
+            ".jsonl": lambda: pd.read_json(p, lines=True),
+            ".json": lambda: pd.read_json(p),
+            ".parquet": lambda: pd.read_parquet(p),
+            ".csv": lambda: pd.read_csv(p),
+        }
+        if p.suffix not in readers:
+            raise ValueError(f"{p}: unsupported case file type {p.suffix!r}")
+        return case_set_from_frame(readers[p.suffix](), str(p))
+    from contextos_lab.harness import replay_sets
+
+    loaded = replay_sets.load_replay_set(p)
+    frame, manifest = loaded if isinstance(loaded, tuple) else (loaded, None)
+    return case_set_from_frame(frame, str(path), _manifest_hash(manifest))
+
+
+def _manifest_hash(manifest: Any) -> str:
+    if manifest is None:
+        return ""
+    for attr in ("set_sha256", "manifest_hash", "content_hash", "sha256"):
+        value = getattr(manifest, attr, None)
+        value = value() if callable(value) else value
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(manifest, Mapping) and isinstance(manifest.get(attr), str):
+            return str(manifest[attr])
+    if isinstance(manifest, Mapping):
+        return sha256_hex(canonical_json(dict(manifest)))
+    return ""
+
+
+def overlap(a: CaseSet, b: CaseSet) -> list[str]:
+    """Cases the two sets share, by content hash or by id (replay_sets.check_disjoint's rule);
+    must be empty for a search/held-out pair."""
+    from contextos_lab.harness.replay_sets import ReplaySetOverlapError, check_disjoint
+
+    try:
+        check_disjoint(a.id_to_hash(), b.id_to_hash())
+    except ReplaySetOverlapError as exc:
+        return [f"{x}={y}" if x != y else x for x, y in exc.shared]
+    return []

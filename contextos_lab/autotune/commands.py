@@ -1,0 +1,73 @@
+"""`contextos-lab search SPEC --out DIR`: run the autotune study without a notebook."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from contextos_lab.autotune.spec import SpecError
+from contextos_lab.autotune.study import HarnessUnreachable, StorageUnreachable, StudyMismatch
+
+#: Exit codes, so a scheduler can tell a bad spec from an unreachable dependency.
+EXIT_SPEC, EXIT_STORAGE, EXIT_HARNESS, EXIT_MISMATCH = 2, 3, 4, 5
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "search",
+        help="constrained Pareto search over a harness's tunable surfaces (writes DIR/front.json)",
+        description=(
+            "Run or resume the Optuna study a run spec declares. Storage: default "
+            "sqlite:///DIR/study.db; any Optuna RDB URL (postgresql://...); a journal file "
+            "(journal:///abs/path.log or a path ending .log); or 'memory'."
+        ),
+    )
+    p.add_argument("spec", help="run spec (YAML or JSON)")
+    p.add_argument("--out", required=True, help="output folder (front.json, default study.db)")
+    p.add_argument("--n-trials", type=int, default=None, help="budget incl. baseline trial")
+    p.add_argument("--storage", default=None, help="Optuna storage URL or journal path")
+    p.add_argument("--workers", type=int, default=1, help="worker processes on one study")
+    p.add_argument("--sampler", choices=["tpe", "nsgaii", "gp", "random", "optuna_default"])
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from contextos_lab.autotune.sweep import sweep, write_front_json
+
+    try:
+        result = sweep(
+            args.spec,
+            out_dir=args.out,
+            n_trials=args.n_trials,
+            storage=args.storage,
+            workers=args.workers,
+            sampler=args.sampler,
+            seed=args.seed,
+            progress=not args.no_progress,
+        )
+    except SpecError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_SPEC
+    except StorageUnreachable as exc:
+        print(f"storage unreachable: {exc}", file=sys.stderr)
+        return EXIT_STORAGE
+    except HarnessUnreachable as exc:
+        print(f"harness unreachable: {exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    except StudyMismatch as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_MISMATCH
+    path = write_front_json(result, args.out)
+    rep = result.report
+    print(
+        f"{rep['trials']['total']} trials, {rep['n_feasible']} feasible, "
+        f"{len(rep['candidates'])} on the front, hypervolume {result.hypervolume:.4f} -> {path}"
+    )
+    for c in rep["candidates"][:5]:
+        print(
+            f"  #{c['rank']} trial {c['number']}: gain {c['target_gain']:+.4g} "
+            f"({rep['target']['metric']}), {c['n_changed']} change(s), diff {c['config_diff']}"
+        )
+    return 0

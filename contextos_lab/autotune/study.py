@@ -1,0 +1,404 @@
+"""Create or resume an Optuna study for a run spec and drive it with one or more workers.
+
+Storage URLs (`--storage`):
+  * none given        -> `sqlite:///<out>/study.db` (one file beside the results)
+  * `sqlite:///p.db`, `postgresql://...`, `mysql://...` -> Optuna RDBStorage (any SQLAlchemy URL)
+  * `journal:///abs/path.log`, `journal:rel/path.log`, or any bare path ending `.log` or
+    `.journal` -> JournalStorage over a JournalFileBackend (cheapest per trial on one machine)
+  * `memory`          -> in-process only (notebook smoke runs; one worker)
+
+Resuming: the same study name on the same storage continues the study. Finished trials are
+kept; trials left RUNNING by a dead worker on this host (its pid is gone) are marked FAIL with
+`interrupted` and do not count toward the budget, so a killed sweep ends with its full budget.
+Workers on other hosts are never touched. Failed trials (harness errors) count toward the budget
+and are recorded with `fail_reason`; nothing is retried silently.
+
+Workers: `workers=N` runs N processes (spawned, so nothing inherits a live database handle),
+each calling ask/tell on the same study until the budget is spent. Concurrent workers may
+overshoot the budget by at most N-1 trials.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing as mp
+import os
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import optuna
+from optuna.storages import BaseStorage, InMemoryStorage, JournalStorage, RDBStorage
+from optuna.storages.journal import JournalFileBackend
+from optuna.trial import TrialState
+from tqdm.auto import tqdm
+
+from contextos_lab.autotune.context import RunContext, rebuild
+from contextos_lab.autotune.objective import HarnessFailure, run_trial, worker_id
+from contextos_lab.autotune.sampler_config import SamplerConfig
+from contextos_lab.schemas.base import canonical_json, sha256_hex
+
+log = logging.getLogger(__name__)
+
+#: Spec fields that define the problem; a resumed study must agree on all of them.
+PROBLEM_FIELDS: tuple[str, ...] = (
+    "harness",
+    "harness_kwargs",
+    "evaluate",
+    "target",
+    "guardrails",
+    "baseline_tuple",
+    "tunable_surfaces",
+    "search_set",
+    "objectives",
+)
+COUNTED_STATES = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED, TrialState.RUNNING)
+
+
+class StorageUnreachable(RuntimeError):
+    """The study storage cannot be opened (bad URL, missing driver, server down, bad path)."""
+
+
+class HarnessUnreachable(RuntimeError):
+    """The baseline trial could not run: no study trial should start against this harness."""
+
+
+class StudyMismatch(RuntimeError):
+    """A study of that name exists but was created from a different problem definition."""
+
+
+# -- storage ----------------------------------------------------------------------------------
+
+
+def default_storage_url(out_dir: str | Path) -> str:
+    return f"sqlite:///{Path(out_dir).resolve() / 'study.db'}"
+
+
+def journal_path(url: str) -> str | None:
+    """The journal file a URL names, or None when it is not a journal URL."""
+    if url.startswith("journal:"):
+        rest = url.removeprefix("journal:")
+        return rest[2:] if rest.startswith("//") else rest
+    if "://" not in url and url.endswith((".log", ".journal")):
+        return url
+    return None
+
+
+def redact(url: str) -> str:
+    """The URL with any password hidden (for error messages and results files)."""
+    if "://" not in url or "@" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    creds, host = rest.rsplit("@", 1)
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}"
+
+
+def open_storage(url: str) -> BaseStorage:
+    """An Optuna storage for `url`, or StorageUnreachable saying which and why."""
+    if url in ("memory", ":memory:"):
+        return InMemoryStorage()
+    path = journal_path(url)
+    try:
+        if path is not None:
+            parent = Path(path).resolve().parent
+            if not parent.is_dir():
+                raise FileNotFoundError(f"folder {parent} does not exist")
+            _repair_journal_tail(Path(path))
+            return JournalStorage(JournalFileBackend(path))
+        engine_kwargs: dict[str, Any] = {}
+        if url.startswith("sqlite"):
+            db = url.split(":///", 1)[-1]
+            if db and db != ":memory:" and not Path(db).resolve().parent.is_dir():
+                raise FileNotFoundError(f"folder {Path(db).resolve().parent} does not exist")
+            # Several worker processes write one file: wait for the lock instead of failing.
+            engine_kwargs = {"connect_args": {"timeout": 60}}
+            storage = RDBStorage(url, engine_kwargs=engine_kwargs)
+            _tune_sqlite(storage)
+            return storage
+        return RDBStorage(url, engine_kwargs=engine_kwargs)
+    except Exception as exc:
+        raise StorageUnreachable(
+            f"cannot open study storage {redact(url)!r}: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _tune_sqlite(storage: RDBStorage) -> None:
+    """WAL (persistent in the file) lets workers read while one writes; `synchronous=NORMAL`
+    commits without an fsync per write. A crash can lose the last commits, never corrupt."""
+    from sqlalchemy import event
+
+    engine = storage.engine
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    engine.dispose()
+    with engine.connect() as conn:
+        conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+
+
+def _repair_journal_tail(path: Path) -> None:
+    """Drop a half-written last line left by a worker killed mid-append (otherwise the next
+    append would glue onto it and corrupt the journal)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as f:
+        data = f.read()
+        if data.endswith(b"\n"):
+            return
+        f.truncate(data.rfind(b"\n") + 1)
+        log.warning("journal %s: dropped a partial last record from an interrupted write", path)
+
+
+# -- study ------------------------------------------------------------------------------------
+
+
+def problem_hash(ctx: RunContext) -> str:
+    spec = ctx.spec.model_dump(mode="json")
+    return sha256_hex(canonical_json({k: spec[k] for k in PROBLEM_FIELDS}))
+
+
+def open_study(
+    ctx: RunContext,
+    storage: BaseStorage,
+    *,
+    sampler: SamplerConfig | None = None,
+    worker_index: int = 0,
+) -> optuna.Study:
+    """Create the study (recording what defines it) or load it, refusing a different problem."""
+    cfg = sampler or ctx.spec.sampler
+    study = optuna.create_study(
+        study_name=ctx.spec.name,
+        storage=storage,
+        directions=ctx.spec.directions,
+        sampler=cfg.build(worker_index),
+        load_if_exists=True,
+    )
+    digest = problem_hash(ctx)
+    attrs = study.user_attrs
+    if "problem_hash" not in attrs:
+        study.set_user_attr("problem_hash", digest)
+        study.set_user_attr("spec", ctx.spec.model_dump(mode="json"))
+        study.set_user_attr("objectives", [e.value for e in ctx.spec.objectives])
+        study.set_user_attr("sampler", cfg.model_dump(mode="json"))
+        study.set_user_attr("search_set_manifest", ctx.search.manifest_hash)
+        study.set_user_attr("search_set_case_hashes", list(ctx.search.case_hashes))
+    elif attrs["problem_hash"] != digest:
+        raise StudyMismatch(
+            f"study {ctx.spec.name!r} exists in this storage but was created from a different "
+            "spec (harness, target, guardrails, surfaces, sets or objectives differ); "
+            "give this run a new `name` or use another storage"
+        )
+    if [d.name.lower() for d in study.directions] != ctx.spec.directions:
+        raise StudyMismatch(f"study {ctx.spec.name!r} has directions {study.directions}")
+    return study
+
+
+def counted_trials(study: optuna.Study) -> int:
+    """Trials that count toward the budget: everything started except interrupted ones."""
+    trials = study.get_trials(deepcopy=False, states=COUNTED_STATES)
+    return sum(1 for t in trials if not t.user_attrs.get("interrupted"))
+
+
+def finished_trials(study: optuna.Study) -> int:
+    trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL))
+    return sum(1 for t in trials if not t.user_attrs.get("interrupted"))
+
+
+def reap_interrupted(study: optuna.Study) -> list[int]:
+    """Mark RUNNING trials whose worker process on this host is gone as interrupted FAILs."""
+    host = socket.gethostname()
+    storage = study._storage
+    reaped = []
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        worker = t.user_attrs.get("worker")
+        if worker is not None:
+            w_host, _, pid = str(worker).rpartition(":")
+            if w_host != host or _pid_alive(int(pid)):
+                continue
+        reason = f"interrupted: worker {worker or '(unknown)'} died before finishing the trial"
+        with contextlib.suppress(optuna.exceptions.UpdateFinishedTrialError):
+            storage.set_trial_user_attr(t._trial_id, "interrupted", True)
+            storage.set_trial_user_attr(t._trial_id, "fail_reason", reason)
+            storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
+            reaped.append(t.number)
+    if reaped:
+        log.warning("study %s: marked interrupted trials %s as FAIL", study.study_name, reaped)
+    return reaped
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def ensure_baseline(ctx: RunContext, study: optuna.Study) -> dict[str, float]:
+    """Run the baseline tuple as the study's first trial (once) and return its scores.
+
+    It doubles as the reachability check: if the harness cannot score its own baseline, the
+    run stops here with the reason, before any search trial.
+    """
+    if "baseline_scores" in study.user_attrs:
+        return dict(study.user_attrs["baseline_scores"])
+    done = [
+        t
+        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if t.user_attrs.get("is_baseline")
+    ]
+    if done:  # killed between finishing the baseline and recording its scores
+        study.set_user_attr("baseline_scores", dict(done[0].user_attrs["scores"]))
+        study.set_user_attr("baseline_trial", done[0].number)
+        return dict(done[0].user_attrs["scores"])
+    waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+    if not any(t.user_attrs.get("is_baseline") for t in waiting):
+        study.enqueue_trial(ctx.space.baseline_params(), user_attrs={"is_baseline": True})
+    trial = _run_one(ctx, study, baseline=None)
+    if trial.state != TrialState.COMPLETE:
+        raise HarnessUnreachable(
+            f"baseline trial {trial.number} failed: {trial.user_attrs.get('fail_reason')}"
+        )
+    scores = dict(trial.user_attrs["scores"])
+    study.set_user_attr("baseline_scores", scores)
+    study.set_user_attr("baseline_trial", trial.number)
+    return scores
+
+
+def _run_one(
+    ctx: RunContext, study: optuna.Study, baseline: dict[str, float] | None
+) -> optuna.trial.FrozenTrial:
+    trial = study.ask()
+    trial.set_user_attr("worker", worker_id())
+    try:
+        values = run_trial(ctx, trial, baseline)
+    except HarnessFailure as exc:
+        log.warning("trial %d failed: %s", trial.number, exc)
+        return study.tell(trial, state=TrialState.FAIL)
+    except BaseException as exc:  # a bug or an interrupt: record it, never swallow it
+        interrupted = isinstance(exc, KeyboardInterrupt | SystemExit)
+        trial.set_user_attr("interrupted", interrupted)
+        trial.set_user_attr("fail_reason", f"{type(exc).__name__}: {exc}")
+        study.tell(trial, state=TrialState.FAIL)
+        raise
+    return study.tell(trial, list(values))
+
+
+def work(
+    ctx: RunContext,
+    study: optuna.Study,
+    budget: int,
+    on_trial: Callable[[optuna.trial.FrozenTrial], None] | None = None,
+    *,
+    solo: bool = False,
+) -> int:
+    """Ask/tell until the study holds `budget` counted trials; returns trials run here."""
+    baseline = study.user_attrs.get("baseline_scores")
+    ran = 0
+    remaining = budget - counted_trials(study)
+    while remaining > 0:
+        frozen = _run_one(ctx, study, baseline)
+        ran += 1
+        if on_trial is not None:
+            on_trial(frozen)
+        # Alone on the study, the count is ours to keep; shared, re-read it from storage.
+        remaining = remaining - 1 if solo else budget - counted_trials(study)
+    return ran
+
+
+def _worker_main(payload: dict[str, Any], storage_url: str, budget: int, index: int) -> None:
+    """Entry point of a spawned worker process."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    ctx = rebuild(payload)
+    storage = open_storage(storage_url)
+    study = open_study(ctx, storage, worker_index=index)
+    work(ctx, study, budget)
+
+
+@contextlib.contextmanager
+def _progress(total: int, initial: int, enabled: bool, desc: str) -> Iterator[tqdm]:
+    bar = tqdm(total=total, initial=initial, disable=not enabled, desc=desc, unit="trial")
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+def run_study(
+    ctx: RunContext,
+    storage_url: str,
+    *,
+    n_trials: int | None = None,
+    workers: int = 1,
+    sampler: SamplerConfig | None = None,
+    progress: bool = True,
+    poll_s: float = 0.5,
+) -> optuna.Study:
+    """Create or resume the study and run it until `n_trials` trials count (baseline included)."""
+    if workers < 1:
+        raise ValueError("workers must be >= 1")
+    if workers > 1 and storage_url in ("memory", ":memory:"):
+        raise ValueError("several workers need a shared storage (sqlite, journal, postgresql)")
+    budget = n_trials or ctx.spec.n_trials
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    storage = open_storage(storage_url)
+    study = open_study(ctx, storage, sampler=sampler)
+    reap_interrupted(study)
+    with _progress(budget, finished_trials(study), progress, ctx.spec.name) as bar:
+        before = finished_trials(study)
+        ensure_baseline(ctx, study)
+        bar.update(finished_trials(study) - before)
+        if workers == 1:
+            work(ctx, study, budget, on_trial=lambda _t: bar.update(1), solo=True)
+        else:
+            _run_workers(ctx, study, storage_url, budget, workers, sampler, bar, poll_s)
+    return study
+
+
+def _run_workers(
+    ctx: RunContext,
+    study: optuna.Study,
+    storage_url: str,
+    budget: int,
+    workers: int,
+    sampler: SamplerConfig | None,
+    bar: tqdm,
+    poll_s: float,
+) -> None:
+    payload = ctx.worker_payload()
+    if sampler is not None:
+        payload["spec"] = {**payload["spec"], "sampler": sampler.model_dump(mode="json")}
+    spawn = mp.get_context("spawn")
+    procs = [
+        spawn.Process(
+            target=_worker_main, args=(payload, storage_url, budget, i + 1), name=f"autotune-{i}"
+        )
+        for i in range(workers)
+    ]
+    for p in procs:
+        p.start()
+    try:
+        while any(p.is_alive() for p in procs):
+            time.sleep(poll_s)
+            bar.update(finished_trials(study) - bar.n)
+    except BaseException:
+        for p in procs:
+            p.terminate()
+        raise
+    finally:
+        for p in procs:
+            p.join()
+    bar.update(finished_trials(study) - bar.n)
+    failed = [f"{p.name} exit {p.exitcode}" for p in procs if p.exitcode != 0]
+    if failed:
+        raise RuntimeError(f"autotune workers failed: {failed}; finished trials are kept")

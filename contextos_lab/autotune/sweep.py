@@ -1,0 +1,105 @@
+"""Spec file in, results out: what the `search` command and notebook 02 both call."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pandas as pd
+
+from contextos_lab.autotune.context import RunContext, prepare
+from contextos_lab.autotune.pareto import (
+    feasible_front,
+    front_report,
+    hypervolume_history,
+    rank_candidates,
+    trials_frame,
+)
+from contextos_lab.autotune.sampler_config import SamplerConfig
+from contextos_lab.autotune.spec import TuningRunSpec, load_spec
+from contextos_lab.autotune.study import default_storage_url, redact, run_study
+
+
+@dataclass
+class SweepResult:
+    spec: TuningRunSpec
+    study: optuna.Study
+    storage: str
+    trials: pd.DataFrame
+    front: pd.DataFrame
+    candidates: pd.DataFrame
+    history: pd.DataFrame
+    report: dict[str, Any]
+
+    @property
+    def hypervolume(self) -> float:
+        return float(self.report["hypervolume"]["value"])
+
+
+def sweep(
+    spec: str | Path | TuningRunSpec,
+    *,
+    out_dir: str | Path,
+    n_trials: int | None = None,
+    storage: str | None = None,
+    workers: int = 1,
+    sampler: str | None = None,
+    seed: int | None = None,
+    progress: bool = True,
+    ctx: RunContext | None = None,
+) -> SweepResult:
+    """Check the spec, run (or resume) the study, and collect the front and its ranking.
+
+    `sampler` / `seed` override the spec's sampler config; `storage` defaults to a SQLite file
+    in `out_dir`.
+    """
+    spec_obj = spec if isinstance(spec, TuningRunSpec) else load_spec(spec)
+    ctx = ctx or prepare(spec_obj)
+    cfg = ctx.spec.sampler
+    if sampler is not None or seed is not None:
+        cfg = SamplerConfig.model_validate(
+            {
+                **cfg.model_dump(),
+                **({"kind": sampler} if sampler else {}),
+                **({"seed": seed} if seed is not None else {}),
+            }
+        )
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    url = storage or default_storage_url(out)
+    study = run_study(ctx, url, n_trials=n_trials, workers=workers, sampler=cfg, progress=progress)
+    return collect(study, ctx.spec, storage=url)
+
+
+def collect(study: optuna.Study, spec: TuningRunSpec, storage: str = "") -> SweepResult:
+    frame = trials_frame(study)
+    front = feasible_front(frame, spec)
+    baseline = dict(study.user_attrs.get("baseline_scores", {}))
+    candidates = rank_candidates(front, spec, baseline) if baseline else front
+    report = front_report(study, spec, storage=redact(storage))
+    return SweepResult(
+        spec=spec,
+        study=study,
+        storage=storage,
+        trials=frame,
+        front=front,
+        candidates=candidates,
+        history=hypervolume_history(frame, spec) if not frame.empty else pd.DataFrame(),
+        report=report,
+    )
+
+
+def write_front_json(result: SweepResult, out_dir: str | Path) -> Path:
+    """`DIR/front.json`, written atomically."""
+    path = Path(out_dir) / "front.json"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".front.", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(result.report, fh, indent=1, sort_keys=False, default=str)
+        fh.write("\n")
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,158 @@
+"""The study: baseline first, seeded, constrained, failures recorded, resumable, shared."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+import yaml
+from optuna.trial import TrialState
+
+from contextos_lab.autotune.context import RunContext, prepare
+from contextos_lab.autotune.pareto import feasible_front, trials_frame
+from contextos_lab.autotune.spec import load_spec, parse_spec
+from contextos_lab.autotune.study import (
+    HarnessUnreachable,
+    StorageUnreachable,
+    StudyMismatch,
+    counted_trials,
+    ensure_baseline,
+    open_storage,
+    open_study,
+    run_study,
+    work,
+)
+from tests.autotune.conftest import toy_spec_dict
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def make_ctx(case_dir: Path, **overrides: Any) -> RunContext:
+    return prepare(parse_spec(toy_spec_dict(**overrides), case_dir))
+
+
+def test_baseline_is_trial_zero_and_seed_reproduces_the_study(case_dir: Path) -> None:
+    ctx = make_ctx(case_dir)
+    a = run_study(ctx, "memory", n_trials=15, progress=False)
+    b = run_study(ctx, "memory", n_trials=15, progress=False)
+    first = a.trials[0]
+    assert first.user_attrs["is_baseline"] and first.params == ctx.space.baseline_params()
+    assert a.user_attrs["baseline_trial"] == 0
+    assert [t.params for t in a.trials] == [t.params for t in b.trials]
+    other = make_ctx(case_dir, sampler={"kind": "tpe", "seed": 2})
+    c = run_study(other, "memory", n_trials=15, progress=False)
+    assert [t.params for t in c.trials] != [t.params for t in a.trials]
+
+
+def test_floors_are_constraints_and_front_members_meet_them(case_dir: Path) -> None:
+    ctx = make_ctx(case_dir, sampler={"kind": "random", "seed": 3})
+    study = run_study(ctx, "memory", n_trials=40, progress=False)
+    frame = trials_frame(study)
+    infeasible = frame[~frame["feasible"]]
+    assert len(infeasible) > 0  # approval_threshold 0.5 approves risky cases: policy < floor
+    assert (infeasible["c_floor_policy"] > 0).any()
+    front = feasible_front(frame, ctx.spec)
+    assert len(front) > 0
+    assert not set(front["number"]) & set(infeasible["number"])
+    assert (front["policy"] >= 0.99).all() and (front["safety"] >= 1.0).all()
+    assert len(study.directions) == 3  # utility, latency, economics; floors are not objectives
+    t = study.trials[1]
+    assert set(t.constraints) == {"floor_policy", "floor_safety", "delta_utility"}
+    assert set(t.user_attrs["scores"]) == {"policy", "safety", "utility", "latency", "economics"}
+    assert t.user_attrs["search_set"]["n_cases"] == 12
+    assert len(t.user_attrs["search_set"]["case_hashes"]) == 12
+
+
+def test_failed_trial_recorded_with_reason_and_study_continues(case_dir: Path) -> None:
+    ctx = make_ctx(case_dir, harness_kwargs={"fail_top_k": 1})
+    study = open_study(ctx, open_storage("memory"))
+    ensure_baseline(ctx, study)
+    study.enqueue_trial({"top_k": 1, "max_hops": 2, "approval_threshold": 0.7, "budget": 2000})
+    work(ctx, study, budget=6)
+    failed = [t for t in study.trials if t.state == TrialState.FAIL]
+    assert len(failed) == 1 and failed[0].number == 1
+    assert "cannot run top_k=1" in failed[0].user_attrs["fail_reason"]
+    assert len(study.trials) == 6  # counted toward the budget, not retried
+    assert all(t.state == TrialState.COMPLETE for t in study.trials[2:])
+
+
+def test_unreachable_storage_and_harness_fail_clearly(case_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(StorageUnreachable, match="no_such_dir"):
+        open_storage(str(tmp_path / "no_such_dir" / "study.log"))
+    with pytest.raises(StorageUnreachable, match=r"u:\*\*\*@127.0.0.1"):
+        open_storage("postgresql://u:secret@127.0.0.1:1/db")
+    broken = make_ctx(case_dir, harness_kwargs={"fail_top_k": 4})  # 4 is the baseline top_k
+    with pytest.raises(HarnessUnreachable, match="baseline trial 0 failed"):
+        run_study(broken, "memory", n_trials=3, progress=False)
+
+
+def test_resumed_study_must_match_its_spec(case_dir: Path, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    run_study(make_ctx(case_dir), url, n_trials=3, progress=False)
+    other = make_ctx(case_dir, tunable_surfaces=["top_k", "max_hops"])
+    with pytest.raises(StudyMismatch, match="different spec"):
+        run_study(other, url, n_trials=3, progress=False)
+
+
+def _write_spec(case_dir: Path, **overrides: Any) -> Path:
+    path = case_dir / "run.yaml"
+    path.write_text(yaml.safe_dump(toy_spec_dict(**overrides)))
+    return path
+
+
+def test_killed_sweep_resumes_without_losing_finished_trials(case_dir: Path) -> None:
+    spec_path = _write_spec(case_dir, harness_kwargs={"delay": 0.15})
+    out, budget = case_dir / "out", 14
+    url = f"sqlite:///{case_dir / 'study.db'}"
+    cmd = [sys.executable, "-m", "contextos_lab.cli", "search", str(spec_path), "--out",
+           str(out), "--n-trials", str(budget), "--storage", url, "--no-progress"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    storage = open_storage(url)
+    deadline = time.time() + 60
+    done: list[optuna.trial.FrozenTrial] = []
+    while time.time() < deadline:
+        time.sleep(0.2)
+        try:
+            study = optuna.load_study(study_name="toy_run", storage=storage)
+        except KeyError:
+            continue
+        done = study.get_trials(states=(TrialState.COMPLETE,))
+        if len(done) >= 4:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 4 <= len(done) < budget, "sweep should be killed mid-run"
+    before = {
+        t.number: (t.params, t.values)
+        for t in optuna.load_study(study_name="toy_run", storage=storage).get_trials(
+            states=(TrialState.COMPLETE,)
+        )
+    }
+    study = run_study(prepare(load_spec(spec_path)), url, n_trials=budget, progress=False)
+    after = {t.number: (t.params, t.values) for t in study.trials}
+    assert all(after[n] == v for n, v in before.items())  # nothing finished was lost
+    assert counted_trials(study) == budget
+    interrupted = [t for t in study.trials if t.user_attrs.get("interrupted")]
+    assert all(t.state == TrialState.FAIL for t in interrupted)
+    assert all("interrupted" in t.user_attrs["fail_reason"] for t in interrupted)
+    complete = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    assert len(complete) == budget
+
+
+def test_two_workers_share_one_journal_study(case_dir: Path) -> None:
+    ctx = make_ctx(case_dir, harness_kwargs={"delay": 0.05})
+    budget = 16
+    study = run_study(ctx, str(case_dir / "study.log"), n_trials=budget, workers=2, progress=False)
+    trials = study.trials
+    assert budget <= len(trials) <= budget + 1  # concurrent workers overshoot by < workers
+    assert all(t.state == TrialState.COMPLETE for t in trials)
+    workers = {t.user_attrs["worker"] for t in trials[1:]}
+    assert len(workers) == 2 and str(os.getpid()) not in {w.split(":")[1] for w in workers}

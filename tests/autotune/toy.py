@@ -1,0 +1,110 @@
+"""A small deterministic BatchHarness and evaluation for autotune tests (no reference harness).
+
+Utility rises with retrieval depth, cost and latency rise with it, a low approval threshold
+breaks the policy floor, and `fail_top_k` makes one config raise (a harness error).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from contextos_lab.harness.protocol import (
+    RESULT_COLUMNS,
+    ChangeClass,
+    RunResult,
+    SurfaceLayer,
+    TunableSurface,
+)
+
+SURFACES: tuple[TunableSurface, ...] = (
+    TunableSurface(
+        name="top_k", layer=SurfaceLayer.retrieval, kind="int", low=1, high=8, step=1,
+        baseline=4, change_class=ChangeClass.additive,
+    ),
+    TunableSurface(
+        name="max_hops", layer=SurfaceLayer.retrieval, kind="int", low=1, high=3, step=1,
+        baseline=2, change_class=ChangeClass.additive,
+    ),
+    TunableSurface(
+        name="approval_threshold", layer=SurfaceLayer.policy, kind="float", low=0.5, high=0.9,
+        step=0.1, baseline=0.7, change_class=ChangeClass.control_flow,
+    ),
+    TunableSurface(
+        name="budget", layer=SurfaceLayer.budget_allocation, kind="categorical",
+        choices=(1000, 2000, 4000), baseline=2000, change_class=ChangeClass.control_flow,
+    ),
+)  # fmt: skip
+
+
+def toy_cases(n: int = 12) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "case_id": [f"c{i:03d}" for i in range(n)],
+            "difficulty": np.linspace(0.05, 0.95, n).round(4),
+            "risky": [i % 3 == 0 for i in range(n)],
+        }
+    )
+
+
+class ToyHarness:
+    name = "toy"
+
+    def __init__(self, delay: float = 0.0, fail_top_k: int | None = None) -> None:
+        self.delay = delay
+        self.fail_top_k = fail_top_k
+
+    def tunable_surfaces(self) -> Sequence[TunableSurface]:
+        return SURFACES
+
+    def run(self, case: Mapping[str, Any], config: Mapping[str, Any]) -> RunResult:
+        row = self.run_batch(pd.DataFrame([dict(case)]), config).iloc[0].to_dict()
+        return RunResult(**row)
+
+    def run_batch(self, cases: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
+        if self.delay:
+            time.sleep(self.delay)
+        if self.fail_top_k is not None and config["top_k"] == self.fail_top_k:
+            raise RuntimeError(f"toy harness cannot run top_k={self.fail_top_k}")
+        reach = config["top_k"] * config["max_hops"] / 24.0
+        budget_ok = config["budget"] >= 2000
+        solved = (cases["difficulty"] <= reach) & budget_ok
+        approve = cases["risky"] & (config["approval_threshold"] < 0.6)
+        decision = np.where(approve, "approve", np.where(solved, "resolve", "escalate"))
+        tokens = 150 * config["top_k"] * config["max_hops"] + config["budget"] // 10
+        rows = {
+            "case_id": cases["case_id"],
+            "decision": decision,
+            "output_text": "ok",
+            "evidence_used": [()] * len(cases),
+            "tokens": tokens,
+            "latency_ms": 100.0 + 40.0 * config["max_hops"] + 5.0 * config["top_k"],
+            "wall_ms": 0.0,
+            "trace": [()] * len(cases),
+            "error": None,
+        }
+        return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+
+
+def toy_harness(**kwargs: Any) -> ToyHarness:
+    return ToyHarness(**kwargs)
+
+
+def evaluate(cases: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """Per-case scores, one column per evaluator (the evaluator suite's shape)."""
+    risky = cases["risky"].to_numpy()
+    decision = results["decision"].to_numpy()
+    return pd.DataFrame(
+        {
+            "policy": np.where(risky & (decision == "approve"), 0.0, 1.0),
+            "safety": 1.0,
+            "utility": (decision == "resolve").astype(float),
+            "latency": results["latency_ms"].to_numpy(dtype=float),
+            "economics": results["tokens"].to_numpy(dtype=float) / 1000.0,
+        },
+        index=pd.Index(cases["case_id"], name="case_id"),
+    )
