@@ -107,6 +107,9 @@ class RunResult(BaseModel):
     output_text: str
     evidence_used: tuple[str, ...] = ()
     tokens: int = Field(ge=0, description="tokens in context plus output")
+    tokens_out: int = Field(
+        default=0, ge=0, description="of `tokens`, how many were generated (priced differently)"
+    )
     latency_ms: float = Field(ge=0, description="modelled latency (documented formula)")
     wall_ms: float = Field(ge=0, description="measured wall time")
     trace: tuple[dict[str, Any], ...] = ()
