@@ -8,7 +8,7 @@ grouping. Two choices the seed leaves open are fixed here and documented:
 - representative_evidence_refs: the refs (seen or missing) present in at least half of the
   cluster's entries; if none reaches half, the most frequent ones (ties kept), sorted.
 - representative_field_overrides: for each overridden field, its most frequent value, kept when
-  at least half of the entries override that field (ties: the smallest canonical JSON).
+  at least half of the entries override that field (ties: the value seen first).
 Entries superseded by a later entry in the same input are left out (their correction counts
 instead), unless `drop_superseded=False`.
 """
@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from contextos_lab.insights.support import Counts, support_for
 from contextos_lab.schemas.base import EnvelopeList, canonical_json
 from contextos_lab.schemas.feedback import FeedbackEntry
-from contextos_lab.schemas.ids import new_id
+from contextos_lab.schemas.ids import id_pattern, new_id
 from contextos_lab.schemas.insight import MIN_CLUSTER_SIZE, Insight, InsightCluster, InsightKind
 
 KEYS = ["decision_key", "override_reason_class"]
@@ -89,44 +90,54 @@ def cluster_frame(
     if keep_rows.size == 0:
         return pd.DataFrame(columns=columns)
     kept_codes = codes[keep_rows]
-    times = df["signed_at"].to_numpy()[keep_rows]
+    stamps = df["signed_at"]
+    unit = getattr(stamps.dt, "unit", "ns")
+    times = stamps.astype("int64").to_numpy()[keep_rows]  # epoch ticks: no Timestamp objects
     order = np.lexsort((times, kept_codes))  # by group, then time; stable for ties
-    rows, g_sorted = keep_rows[order], kept_codes[order]
+    rows, g_sorted, t_sorted = keep_rows[order], kept_codes[order], times[order]
     bounds = np.flatnonzero(np.diff(g_sorted)) + 1
     starts = np.concatenate(([0], bounds))
     ends = np.concatenate((bounds, [len(g_sorted)]))
     group_codes = g_sorted[starts]
     ids = df["id"].to_numpy(dtype=object)[rows]
-    sorted_times = df["signed_at"].to_numpy()[rows]
     keys = grouped.size().index.to_frame(index=False).iloc[group_codes].reset_index(drop=True)
     out = keys.assign(
         count=(ends - starts).astype(int),
         feedback_ids=[ids[s:e].tolist() for s, e in zip(starts, ends, strict=True)],
-        earliest=pd.to_datetime(sorted_times[starts], utc=True),
-        latest=pd.to_datetime(sorted_times[ends - 1], utc=True),
+        earliest=pd.to_datetime(t_sorted[starts], unit=unit, utc=True),
+        latest=pd.to_datetime(t_sorted[ends - 1], unit=unit, utc=True),
     )
-    local = pd.Series(np.searchsorted(group_codes, kept_codes), index=keep_rows)
-    out["representative_evidence_refs"] = _mode_refs(df, local, out["count"].to_numpy())
-    out["representative_field_overrides"] = _mode_overrides(df, local, out["count"].to_numpy())
+    local = np.searchsorted(group_codes, kept_codes)  # cluster index of each kept row
+    sizes_out = out["count"].to_numpy()
+    out["representative_evidence_refs"] = _mode_refs(df, keep_rows, local, sizes_out)
+    out["representative_field_overrides"] = _mode_overrides(df, keep_rows, local, sizes_out)
     return out[columns]
 
 
-def _mode_refs(df: pd.DataFrame, local: pd.Series, sizes: np.ndarray) -> list[list[str]]:
-    """Refs in >= half the entries of each cluster, else the most frequent (explode+count)."""
-    rows = local.index.to_numpy()
-    parts = []
-    for col in ("evidence_refs_seen", "evidence_refs_missing"):
-        if col in df:
-            parts.append(pd.DataFrame({"c": local.to_numpy(), "ref": df[col].to_numpy()[rows]}))
+def _mode_refs(
+    df: pd.DataFrame, rows: np.ndarray, local: np.ndarray, sizes: np.ndarray
+) -> list[list[str]]:
+    """Refs in >= half the entries of each cluster, else the most frequent (ties kept).
+
+    The ref lists are flattened and dictionary-encoded by Arrow (no per-entry Python); an entry
+    naming a ref twice (seen and missing) counts once for it."""
     result: list[list[str]] = [[] for _ in range(len(sizes))]
-    if not parts:
+    flats, owners = [], []
+    for col in ("evidence_refs_seen", "evidence_refs_missing"):
+        if col not in df:
+            continue
+        lists = pa.array(df[col].to_numpy(dtype=object)[rows], type=pa.list_(pa.string()))
+        lengths = lists.value_lengths().fill_null(0).to_numpy(zero_copy_only=False)
+        flats.append(lists.flatten())
+        owners.append(np.repeat(np.arange(len(rows)), lengths))
+    if not flats or sum(len(f) for f in flats) == 0:
         return result
-    exploded = pd.concat(parts, ignore_index=True).explode("ref").dropna()
-    if exploded.empty:
-        return result
-    # An entry naming a ref twice (seen and missing) counts once for that ref.
-    exploded = exploded.assign(row=np.tile(np.arange(len(rows)), len(parts))[exploded.index])
-    counts = exploded.drop_duplicates(["row", "ref"]).groupby(["c", "ref"]).size()
+    encoded = pa.concat_arrays(flats).dictionary_encode()
+    ref_codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    uniques = encoded.dictionary.to_pylist()
+    pairs = pd.unique(np.concatenate(owners).astype(np.int64) * len(uniques) + ref_codes)
+    owner, ref_codes = pairs // len(uniques), pairs % len(uniques)
+    counts = pd.DataFrame({"c": local[owner], "ref": ref_codes}).value_counts()
     counts = counts.reset_index(name="n")
     counts["half"] = counts["n"] * 2 >= sizes[counts["c"].to_numpy()]
     counts["top"] = counts["n"] == counts.groupby("c")["n"].transform("max")
@@ -134,36 +145,77 @@ def _mode_refs(df: pd.DataFrame, local: pd.Series, sizes: np.ndarray) -> list[li
         counts["top"] & ~counts.groupby("c")["half"].transform("any")
     )
     for c, refs in counts[counts["keep"]].groupby("c")["ref"]:
-        result[int(c)] = sorted(str(r) for r in refs)
+        result[int(c)] = sorted(str(uniques[r]) for r in refs)
     return result
 
 
-def _mode_overrides(df: pd.DataFrame, local: pd.Series, sizes: np.ndarray) -> list[dict]:
-    """Per field, the modal value, when at least half the entries override that field."""
+def _override_fields(outcomes: np.ndarray) -> list[tuple[str, np.ndarray, np.ndarray, list]]:
+    """(field, owning rows, value codes, decoded uniques) per overridden field.
+
+    Arrow turns the dicts into a struct column in one pass; a field with nested values is
+    keyed by canonical JSON. Dicts Arrow cannot type (one field with mixed types) fall back to
+    a plain loop. A `None` override counts as no override."""
+    try:
+        arr = pa.array(list(outcomes))
+        fo = arr.field("field_overrides") if pa.types.is_struct(arr.type) else None
+    except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError):
+        return _override_fields_loop(outcomes)
+    if fo is None or not pa.types.is_struct(fo.type):
+        return []
+    base_valid = np.asarray(arr.is_valid()) & np.asarray(fo.is_valid())
+    out = []
+    for i in range(fo.type.num_fields):
+        col = fo.field(i)
+        valid = base_valid & np.asarray(col.is_valid())
+        owner = np.flatnonzero(valid)
+        if owner.size == 0:
+            continue
+        taken = col.take(pa.array(owner))
+        if pa.types.is_nested(taken.type):
+            codes, uniques = pd.factorize(pd.Series([canonical_json(v) for v in taken.to_pylist()]))
+            decoded = [json.loads(u) for u in uniques]
+        else:
+            encoded = taken.dictionary_encode()
+            codes = encoded.indices.to_numpy(zero_copy_only=False)
+            decoded = encoded.dictionary.to_pylist()
+        out.append((fo.type.field(i).name, owner, np.asarray(codes), decoded))
+    return out
+
+
+def _override_fields_loop(outcomes: np.ndarray) -> list[tuple[str, np.ndarray, np.ndarray, list]]:
+    per_field: dict[str, tuple[list[int], list[str]]] = {}
+    for i, eo in enumerate(outcomes):
+        fo = eo.get("field_overrides") if isinstance(eo, dict) else None
+        for k, v in (fo or {}).items():
+            if v is not None:
+                rows_, values = per_field.setdefault(k, ([], []))
+                rows_.append(i)
+                values.append(canonical_json(v))
+    out = []
+    for k, (rows_, values) in per_field.items():
+        codes, uniques = pd.factorize(pd.Series(values))
+        out.append((k, np.asarray(rows_), codes, [json.loads(u) for u in uniques]))
+    return out
+
+
+def _mode_overrides(
+    df: pd.DataFrame, rows: np.ndarray, local: np.ndarray, sizes: np.ndarray
+) -> list[dict[str, Any]]:
+    """Per field, the modal value (ties: the value seen first), when at least half of the
+    cluster's entries override that field."""
     result: list[dict[str, Any]] = [{} for _ in range(len(sizes))]
     if "expected_outcome" not in df:
         return result
-    outcomes = df["expected_outcome"].to_numpy(dtype=object)[local.index.to_numpy()]
-    codes = local.to_numpy()
-    triples = [
-        (c, k, canonical_json(v))
-        for c, eo in zip(codes, outcomes, strict=True)
-        if isinstance(eo, dict)
-        for k, v in (eo.get("field_overrides") or {}).items()
-    ]
-    if not triples:
-        return result
-    frame = pd.DataFrame(triples, columns=["c", "field", "value"])
-    per_value = frame.groupby(["c", "field", "value"]).size().reset_index(name="n")
-    per_value = per_value.sort_values(
-        ["c", "field", "n", "value"], ascending=[True, True, False, True]
-    )
-    best = per_value.drop_duplicates(["c", "field"])
-    per_field = frame.groupby(["c", "field"]).size().rename("entries").reset_index()
-    best = best.merge(per_field, on=["c", "field"])
-    best = best[best["entries"] * 2 >= sizes[best["c"].to_numpy()]]
-    for row in best.itertuples(index=False):
-        result[int(row.c)][str(row.field)] = json.loads(row.value)
+    outcomes = df["expected_outcome"].to_numpy(dtype=object)[rows]
+    for name, owner, codes, decoded in _override_fields(outcomes):
+        cluster = local[owner]
+        entries = np.bincount(cluster, minlength=len(sizes))
+        per_value = pd.DataFrame({"c": cluster, "v": codes}).value_counts().reset_index(name="n")
+        per_value = per_value.sort_values(["c", "n", "v"], ascending=[True, False, True])
+        best = per_value.drop_duplicates("c")
+        best = best[entries[best["c"].to_numpy()] * 2 >= sizes[best["c"].to_numpy()]]
+        for c, v in best[["c", "v"]].itertuples(index=False):
+            result[int(c)][str(name)] = decoded[int(v)]
     return result
 
 
@@ -171,6 +223,32 @@ def _cluster_id(row: Any) -> str:
     digest = hashlib.sha256("\n".join(row.feedback_ids).encode()).hexdigest()
     seed = f"{row.decision_key}\x1f{row.override_reason_class}\x1f{digest}"
     return new_id("ins", at=row.latest.to_pydatetime(), seed=seed)
+
+
+_FEEDBACK_ID = id_pattern("fb").pattern
+
+
+def _build_cluster(row: Any) -> InsightCluster:
+    """Validate every field through pydantic, the (possibly million) feedback ids with one
+    vectorised regex, then attach them without re-validating each in Python."""
+    ids = pd.Series(row.feedback_ids, dtype="string[pyarrow]")
+    bad = ~ids.str.fullmatch(_FEEDBACK_ID)
+    if bad.any():
+        raise ValueError(f"feedback id {ids[bad].iloc[0]!r} does not have the shape fb_...")
+    checked = InsightCluster(
+        insight_id=_cluster_id(row),
+        decision_key=row.decision_key,
+        override_reason_class=row.override_reason_class,
+        count=MIN_CLUSTER_SIZE,
+        feedback_ids=tuple(row.feedback_ids[:1]) * MIN_CLUSTER_SIZE,
+        earliest=row.earliest.to_pydatetime(),
+        latest=row.latest.to_pydatetime(),
+        representative_evidence_refs=tuple(row.representative_evidence_refs),
+        representative_field_overrides=row.representative_field_overrides,
+    )
+    return checked.model_copy(
+        update={"count": int(row.count), "feedback_ids": tuple(row.feedback_ids)}
+    )
 
 
 def synthesize_insights(
@@ -188,21 +266,7 @@ def synthesize_insights(
         feedback, since, min_cluster_size=min_cluster_size, drop_superseded=drop_superseded
     )
     clusters = EnvelopeList(
-        (
-            InsightCluster(
-                insight_id=_cluster_id(row),
-                decision_key=row.decision_key,
-                override_reason_class=row.override_reason_class,
-                count=row.count,
-                feedback_ids=tuple(row.feedback_ids),
-                earliest=row.earliest.to_pydatetime(),
-                latest=row.latest.to_pydatetime(),
-                representative_evidence_refs=tuple(row.representative_evidence_refs),
-                representative_field_overrides=row.representative_field_overrides,
-            )
-            for row in frame.itertuples(index=False)
-        ),
-        InsightCluster,
+        (_build_cluster(row) for row in frame.itertuples(index=False)), InsightCluster
     )
     if store is not None and clusters:
         store.append_many(list(clusters))
