@@ -15,6 +15,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.schemas.commands",
     "contextos_lab.store.commands",
     "contextos_lab.loaders.commands",
+    "contextos_lab.insights.commands",
     "contextos_lab.harness.runs_commands",
     "contextos_lab.autotune.commands",
     "contextos_lab.demo",

@@ -1,0 +1,207 @@
+"""One analysis over loaded sources, shared by notebook 01 and `contextos-lab cluster`.
+
+Sources are paths (tau-bench trajectories, Who&When annotations, OTLP/JSON exports, sniffed by
+content) or `synthetic[:N[:SEED]]` for the bundled generator.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from contextos_lab.insights.research_queue import ResearchCandidate, research_candidates
+from contextos_lab.insights.routing import routing_frame
+from contextos_lab.insights.run_insights import failure_table, find_run_insights, runs_frame
+from contextos_lab.insights.split import SEARCH, SplitSpec
+from contextos_lab.insights.synthesize import (
+    check_min_cluster_size,
+    insights_from_clusters,
+    synthesize_insights,
+)
+from contextos_lab.insights.synthetic import support_desk
+from contextos_lab.insights.text_clusters import TextClustering, cluster_texts
+from contextos_lab.loaders.otlp import Trace, load_otlp
+from contextos_lab.loaders.quarantine import QuarantinedRow
+from contextos_lab.loaders.tau_bench import load_tau_bench
+from contextos_lab.loaders.who_and_when import load_who_and_when
+from contextos_lab.schemas.base import EnvelopeList, canonical_json
+from contextos_lab.schemas.decision import DecisionRecord
+from contextos_lab.schemas.feedback import FeedbackEntry
+from contextos_lab.schemas.insight import MIN_CLUSTER_SIZE, Insight, InsightCluster
+
+
+@dataclass
+class Loaded:
+    records: list[DecisionRecord] = field(default_factory=list)
+    feedback: list[FeedbackEntry] = field(default_factory=list)
+    traces: list[Trace] = field(default_factory=list)
+    quarantined: list[QuarantinedRow] = field(default_factory=list)
+    sources: list[dict[str, Any]] = field(default_factory=list)
+
+    def quarantined_frame(self) -> pd.DataFrame:
+        columns = list(QuarantinedRow.model_fields)
+        return pd.DataFrame([q.model_dump() for q in self.quarantined], columns=columns)
+
+
+def sniff(path: Path) -> str:
+    """tau-bench | who-and-when | otlp, from the name, else from the first JSON value."""
+    name = str(path).lower()
+    if "tau" in name or "trajector" in name:
+        return "tau-bench"
+    if "who" in name and "when" in name:
+        return "who-and-when"
+    if "otlp" in name or "otel" in name or path.suffix == ".jsonl":
+        return "otlp"
+    sample = next(iter(sorted(path.rglob("*.json")))) if path.is_dir() else path
+    try:
+        data = json.loads(sample.read_text(encoding="utf-8"))
+    except (OSError, ValueError, StopIteration):
+        return "otlp"
+    first = data[0] if isinstance(data, list) and data else data
+    if isinstance(first, dict) and ("traj" in first or "trajectory" in first):
+        return "tau-bench"
+    if isinstance(first, dict) and "mistake_reason" in first:
+        return "who-and-when"
+    return "otlp"
+
+
+def load_sources(sources: Sequence[str]) -> Loaded:
+    loaded = Loaded()
+    for source in sources:
+        if source.startswith("synthetic"):
+            parts = source.split(":")
+            n = int(parts[1]) if len(parts) > 1 else 600
+            seed = int(parts[2]) if len(parts) > 2 else 7
+            records, feedback = support_desk(n, seed)
+            loaded.records += records
+            loaded.feedback += feedback
+            loaded.sources.append({"source": source, "kind": "synthetic", "records": n})
+            continue
+        path = Path(source)
+        kind = sniff(path)
+        loader = {"tau-bench": load_tau_bench, "who-and-when": load_who_and_when}.get(
+            kind, load_otlp
+        )
+        result = loader(path)
+        loaded.records += list(result.records)
+        loaded.feedback += list(result.feedback)
+        loaded.traces += result.traces
+        loaded.quarantined += result.quarantined
+        loaded.sources.append(
+            {
+                "source": source,
+                "kind": kind,
+                "records": len(result.records),
+                "quarantined": len(result.quarantined),
+            }
+        )
+    return loaded
+
+
+@dataclass
+class ClusterReport:
+    split: SplitSpec
+    runs: pd.DataFrame
+    failures: pd.DataFrame
+    clusters: EnvelopeList[InsightCluster]
+    insights: EnvelopeList[Insight]
+    routing: pd.DataFrame
+    candidates: list[ResearchCandidate]
+    text: TextClustering | None
+    quarantined: pd.DataFrame
+
+    def insights_frame(self) -> pd.DataFrame:
+        rows = [
+            {
+                "insight_id": i.insight_id,
+                "kind": i.kind.value,
+                "intent": i.intent,
+                "pattern": i.pattern,
+                "occurrences": i.occurrences,
+                "confidence": round(i.confidence, 4),
+                "rate": i.support.get("rate"),
+                "baseline_rate": i.support.get("baseline_rate"),
+                "p_value": i.support.get("p_value"),
+                "trend": (i.support.get("trend") or {}).get("direction"),
+                "first_seen": i.first_seen,
+                "last_seen": i.last_seen,
+            }
+            for i in self.insights
+        ]
+        return pd.DataFrame(rows)
+
+    def to_json(self) -> dict[str, Any]:
+        text = None
+        if self.text is not None:
+            text = {
+                "backend": self.text.backend,
+                "k": self.text.k,
+                "silhouette": self.text.silhouette,
+                "clusters": self.text.clusters.to_dict("records"),
+            }
+        return {
+            "split": self.split.to_dict(),
+            "failure_table": self.failures.to_dict("records"),
+            "insight_clusters": [c.model_dump(mode="json") for c in self.clusters],
+            "insights": [i.model_dump(mode="json") for i in self.insights],
+            "routing": self.routing.to_dict("records"),
+            "research_candidates": [c.model_dump(mode="json") for c in self.candidates],
+            "text_clusters": text,
+            "quarantined": len(self.quarantined),
+        }
+
+
+def analyse(
+    loaded: Loaded,
+    *,
+    since: datetime | None = None,
+    min_cluster_size: int = MIN_CLUSTER_SIZE,
+    heldout_fraction: float = 0.3,
+    text_backend: str | None = "tfidf",
+    max_external_calls: int = 0,
+) -> ClusterReport:
+    """Cluster on the search split only; the held-out split is left for the gate."""
+    m = check_min_cluster_size(min_cluster_size)
+    split = SplitSpec(heldout_fraction)
+    records = [r for r in loaded.records if since is None or r.decided_at >= since]
+    runs = runs_frame(records, loaded.feedback, split)
+    search_traces = set(runs.loc[runs["split"] == SEARCH, "trace_id"])
+    feedback = [f for f in loaded.feedback if f.trace_id in search_traces or not runs.size]
+    clusters = synthesize_insights(feedback, since, min_cluster_size=m)
+    insights = EnvelopeList(
+        [
+            *insights_from_clusters(clusters, feedback, since),
+            *find_run_insights(runs, min_cluster_size=m, split=split),
+        ],
+        Insight,
+    )
+    texts = [(f.id, f.override_reason_text) for f in feedback if f.override_reason_text]
+    text = (
+        cluster_texts([t for _, t in texts], [i for i, _ in texts], backend=text_backend)
+        if text_backend and len(texts) >= 3
+        else None
+    )
+    return ClusterReport(
+        split=split,
+        runs=runs,
+        failures=failure_table(runs[runs["split"] == SEARCH], m),
+        clusters=clusters,
+        insights=insights,
+        routing=routing_frame(insights),
+        candidates=research_candidates(insights, max_external_calls=max_external_calls),
+        text=text,
+        quarantined=loaded.quarantined_frame(),
+    )
+
+
+def write_report(report: ClusterReport, out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "insights.json"
+    path.write_text(canonical_json(report.to_json()) + "\n", encoding="utf-8")
+    return path
