@@ -1,0 +1,117 @@
+"""Source closure (seed 001): the pressure that started a change — an insight or a replay case
+— is marked fixed, still_failing, invalid or superseded, with evidence. Closures are appended,
+never edited; each carries recurrence metadata computed from the earlier closures of the same
+source, so a failed attempt adds to the record instead of disappearing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from contextos_lab.proposals.records import (
+    ClosureStatus,
+    MonitorDecision,
+    MonitorVerdict,
+    SourceClosure,
+    ensure_registered,
+)
+from contextos_lab.schemas.base import canonical_json
+from contextos_lab.schemas.ids import new_id
+from contextos_lab.schemas.strategy import ReplayStatus, ReplayVerdict, StrategyProposal
+
+#: Monitor verdict → closure of the source. A rule retired because it governs nothing means
+#: the pressure did not describe live traffic: invalid.
+FROM_MONITOR: dict[MonitorDecision, ClosureStatus] = {
+    MonitorDecision.keep: ClosureStatus.fixed,
+    MonitorDecision.roll_back: ClosureStatus.still_failing,
+    MonitorDecision.supersede: ClosureStatus.superseded,
+    MonitorDecision.retire: ClosureStatus.invalid,
+}
+
+
+def closures_of(store: Any, source_id: str) -> list[SourceClosure]:
+    ensure_registered()
+    return [c for c in store.list(SourceClosure) if c.source_id == source_id]
+
+
+def recurrence(prior: Sequence[SourceClosure], status: ClosureStatus, at: datetime) -> dict:
+    failures = [c.closed_at for c in prior if c.status == ClosureStatus.still_failing]
+    if status == ClosureStatus.still_failing:
+        failures.append(at)
+    return {
+        "attempt": len(prior) + 1,
+        "prior_closure_ids": [c.closure_id for c in prior],
+        "failed_attempts": len(failures),
+        "first_failed_at": min(failures).isoformat() if failures else None,
+        "last_failed_at": max(failures).isoformat() if failures else None,
+    }
+
+
+def close_source(
+    store: Any,
+    source_id: str,
+    status: ClosureStatus | str,
+    rationale: str,
+    *,
+    source_kind: str | None = None,
+    rule_id: str | None = None,
+    evidence_ids: Sequence[str] = (),
+    at: datetime | None = None,
+) -> SourceClosure:
+    """Append a closure of `source_id` (which must be in the store, as must the evidence)."""
+    ensure_registered()
+    when = at or datetime.now(UTC)
+    status = ClosureStatus(status)
+    found = store.find(source_id)
+    kind = source_kind or (found.store_kind if found is not None else "replay_case")
+    prior = sorted(closures_of(store, source_id), key=lambda c: c.closed_at)
+    rec = recurrence(prior, status, when)
+    seed = canonical_json({"source": source_id, "status": status.value, "attempt": rec["attempt"]})
+    closure = SourceClosure(
+        closure_id=new_id("scl", at=when, seed=seed),
+        source_id=source_id,
+        source_kind=kind,
+        status=status,
+        rationale=rationale,
+        rule_id=rule_id,
+        evidence_ids=tuple(evidence_ids),
+        recurrence=rec,
+        closed_at=when,
+    )
+    ups = [i for i in (source_id, rule_id, *evidence_ids) if i and store.find(i) is not None]
+    store.append(closure, upstream=ups)
+    return closure
+
+
+def close_from_monitor(
+    store: Any, verdict: MonitorVerdict, source_id: str, *, at: datetime | None = None
+) -> SourceClosure:
+    status = FROM_MONITOR[verdict.verdict]
+    return close_source(
+        store,
+        source_id,
+        status,
+        f"monitor {verdict.verdict.value}: " + "; ".join(verdict.reasons),
+        rule_id=verdict.rule_id,
+        evidence_ids=[verdict.monitor_verdict_id],
+        at=at or verdict.decided_at,
+    )
+
+
+def close_failed_replay(
+    store: Any, proposal: StrategyProposal, verdict: ReplayVerdict, *, at: datetime | None = None
+) -> SourceClosure | None:
+    """A replay_regression is a failed attempt at the insight: still_failing, counted."""
+    if verdict.status != ReplayStatus.replay_regression:
+        return None
+    bad = [d.trace_id for d in verdict.details if d.classification == "changed_unexpected"]
+    return close_source(
+        store,
+        proposal.insight_id,
+        ClosureStatus.still_failing,
+        f"{proposal.proposal_id} regressed goldens: {', '.join(bad)}",
+        evidence_ids=[verdict.verdict_id],
+        at=at or verdict.computed_at,
+    )

@@ -1,0 +1,90 @@
+"""Golden cases: a recorded DecisionRecord plus what a patch is expected to turn it into.
+
+`expected_post_patch_outcome` keeps seed 000's semantics (the gate compares it with the
+candidate's `outputs_hash`) and may be written two ways:
+- a 64-hex outputs hash, compared as is;
+- a readable outcome `{decision, status, evidence_missing}`, hashed with the same function
+  replay uses (`outputs_hash`), so the comparison is still hash against hash.
+None means "this golden must not change": any change is `changed_unexpected`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from contextos_lab.proposals.policy_bundle import STATUS_OF, Decision
+from contextos_lab.schemas.base import canonical_json, sha256_hex
+from contextos_lab.schemas.decision import DecisionRecord
+
+GOLDENS_DIR = Path(__file__).with_name("data") / "goldens"
+OutputsHash = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class ExpectedOutcome(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    decision: Decision
+    status: str | None = None
+    evidence_missing: tuple[str, ...] = ()
+
+    def outputs(self) -> dict[str, object]:
+        return {
+            "decision": self.decision,
+            "status": self.status or STATUS_OF[self.decision],
+            "evidence_missing": sorted(self.evidence_missing),
+        }
+
+
+def outputs_hash(outputs: dict[str, object]) -> str:
+    """sha256 of the canonical JSON of a replay's outputs: the one definition of outputs_hash."""
+    return sha256_hex(canonical_json(outputs))
+
+
+class GoldenCase(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    record: DecisionRecord
+    expected_post_patch_outcome: ExpectedOutcome | OutputsHash | None = Field(default=None)
+    note: str | None = None
+
+    @property
+    def trace_id(self) -> str:
+        return self.record.trace_id
+
+    @property
+    def expected_hash(self) -> str | None:
+        exp = self.expected_post_patch_outcome
+        if exp is None or isinstance(exp, str):
+            return exp
+        return outputs_hash(exp.outputs())
+
+
+def load_goldens(path: Path | str) -> list[GoldenCase]:
+    """One GoldenCase per non-empty JSONL line; a bad line is an error naming the line."""
+    out: list[GoldenCase] = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(GoldenCase.model_validate(json.loads(line)))
+        except ValueError as exc:
+            raise ValueError(f"{path}:{n}: not a golden case: {exc}") from exc
+    return out
+
+
+def bundled_goldens(bundle_id: str = "POLICY_RETURNS_V4") -> list[GoldenCase]:
+    """The goldens shipped for a bundle (seed 000: `listGoldensFor(target_id)`)."""
+    path = GOLDENS_DIR / f"{bundle_id}.jsonl"
+    if not path.exists():
+        raise KeyError(f"no bundled goldens for {bundle_id} (looked for {path})")
+    return load_goldens(path)
+
+
+def dump_goldens(goldens: Iterable[GoldenCase], path: Path | str) -> None:
+    lines = [json.dumps(g.model_dump(mode="json"), sort_keys=True) for g in goldens]
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -1,0 +1,99 @@
+"""Two envelopes the strategy loop writes after release: MonitorVerdict and SourceClosure.
+
+Seed 001 asks for "monitor verdicts bound to released proposal id and baseline tuple" and for
+source pressure "explicitly marked fixed, still_failing, invalid, or superseded; failed attempts
+add recurrence metadata instead of disappearing". Neither fits an existing envelope, so both are
+defined here. Until `contextos_lab.schemas.ENVELOPES` lists them, `ensure_registered()` adds
+them at runtime (idempotent) so the experience store accepts them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from contextos_lab.schemas.base import Envelope
+from contextos_lab.schemas.ids import IdOf, StrategyRuleId
+
+MonitorVerdictId = IdOf("mv")
+SourceClosureId = IdOf("scl")
+
+
+class MonitorDecision(StrEnum):
+    keep = "keep"
+    roll_back = "roll_back"
+    supersede = "supersede"
+    retire = "retire"
+
+
+class EvaluatorEvidence(BaseModel):
+    """One evaluator's baseline-vs-window comparison (Mann–Whitney U, see monitor.py)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    baseline_mean: float
+    window_mean: float
+    delta: float
+    p_value: float | None
+    worse: bool
+
+
+class MonitorVerdict(Envelope):
+    """Keep / roll back / supersede / retire for a released rule, with the evidence."""
+
+    id_field: ClassVar[str] = "monitor_verdict_id"
+    store_kind: ClassVar[str] = "monitor_verdict"
+
+    monitor_verdict_id: MonitorVerdictId
+    rule_id: StrategyRuleId
+    proposal_id: str | None = None
+    baseline_ref: str | None = Field(default=None, description="the rule's pinned baseline")
+    verdict: MonitorDecision
+    reasons: tuple[str, ...]
+    n_baseline: int = Field(ge=0)
+    n_window: int = Field(ge=0)
+    n_window_matched: int | None = Field(default=None, ge=0, description="decisions it covers")
+    evidence: dict[str, EvaluatorEvidence] = Field(default_factory=dict)
+    recurrence: int = Field(default=0, ge=0, description="source corrections after release")
+    superseded_by: str | None = None
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    decided_at: AwareDatetime
+
+
+class ClosureStatus(StrEnum):
+    fixed = "fixed"
+    still_failing = "still_failing"
+    invalid = "invalid"
+    superseded = "superseded"
+
+
+class SourceClosure(Envelope):
+    """The verdict on the source pressure (insight, replay case) that started a change."""
+
+    id_field: ClassVar[str] = "closure_id"
+    store_kind: ClassVar[str] = "source_closure"
+
+    closure_id: SourceClosureId
+    source_id: str = Field(min_length=1)
+    source_kind: str = Field(min_length=1, examples=["insight_cluster", "replay_case"])
+    status: ClosureStatus
+    rationale: str = Field(min_length=1)
+    rule_id: str | None = None
+    evidence_ids: tuple[str, ...] = ()
+    #: attempt number, prior closure ids, failed attempts so far, first/last failure time.
+    recurrence: dict[str, Any] = Field(default_factory=dict)
+    closed_at: AwareDatetime
+
+
+NEW_ENVELOPES: tuple[type[Envelope], ...] = (MonitorVerdict, SourceClosure)
+
+
+def ensure_registered() -> None:
+    """Make the store accept these kinds (no-op once the schema registry lists them)."""
+    from contextos_lab import schemas
+
+    for model in NEW_ENVELOPES:
+        schemas.ENVELOPES.setdefault(model.__name__, model)
+        schemas.ENVELOPES_BY_KIND.setdefault(model.store_kind, model)
