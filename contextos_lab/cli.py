@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.insights.commands",
     "contextos_lab.harness.runs_commands",
     "contextos_lab.autotune.commands",
+    "contextos_lab.proposals.commands",
     "contextos_lab.demo",
 )
 
