@@ -87,9 +87,14 @@ def cluster_texts(
     if len(texts) < 2:
         assign = pd.DataFrame({"id": ids, "text": texts, "cluster": [0] * len(texts)})
         return TextClustering(backend, len(texts), None, empty, assign)
+    embedded = normalize(embed_offline(texts)) if backend == "embeddings" else None
     tfidf = _vectorizer(len(texts))
-    X = tfidf.fit_transform(texts)
-    space = normalize(embed_offline(texts)) if backend == "embeddings" else X
+    try:
+        X = tfidf.fit_transform(texts)
+    except ValueError:  # nothing but stop words: one theme, no terms
+        assign = pd.DataFrame({"id": ids, "text": texts, "cluster": [0] * len(texts)})
+        return TextClustering(backend, 1, None, empty, assign)
+    space = embedded if embedded is not None else X
     lo, hi = k_range
     best: tuple[float, int, np.ndarray] | None = None
     for k in range(max(2, lo), min(hi, len(texts) - 1) + 1):

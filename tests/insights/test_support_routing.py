@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from statsmodels.stats.proportion import proportion_confint, proportions_ztest
+
+from contextos_lab.insights.routing import ROUTING_RULES, SIGNAL_ROUTES, route, routing_frame
+from contextos_lab.insights.run_insights import find_run_insights, runs_frame
+from contextos_lab.insights.support import Counts, rate_test, support_for, trend
+from contextos_lab.insights.synthesize import insights_from_clusters, synthesize_insights
+from contextos_lab.insights.synthetic import support_desk
+from contextos_lab.schemas import Insight, InsightKind
+
+T0 = datetime(2026, 5, 1, tzinfo=UTC)
+
+
+def test_rate_test_matches_a_hand_checked_statsmodels_call() -> None:
+    got = rate_test(Counts(hits_in=12, n_in=40, hits_out=9, n_out=160))
+    z, p = proportions_ztest([12, 9], [40, 160], alternative="larger")
+    lo, hi = proportion_confint(12, 40, alpha=0.05, method="wilson")
+    assert got["z"] == pytest.approx(z) and got["p_value"] == pytest.approx(p)
+    assert got["rate_ci95"] == pytest.approx([lo, hi])
+    assert got["rate"] == 0.3 and got["baseline_rate"] == pytest.approx(9 / 160)
+    # by hand: pooled p = 21/200, se = sqrt(p(1-p)(1/40+1/160))
+    pooled = 21 / 200
+    se = np.sqrt(pooled * (1 - pooled) * (1 / 40 + 1 / 160))
+    assert z == pytest.approx((0.3 - 9 / 160) / se)
+
+
+def test_no_baseline_or_no_variance_means_no_confidence() -> None:
+    times = pd.Series([T0], dtype="datetime64[us, UTC]")
+    conf, sup = support_for(Counts(5, 5, 0, 0), times, T0, T0)
+    assert conf == 0.0 and sup["test"].startswith("none")
+    conf, sup = support_for(Counts(0, 5, 0, 5), times, T0, T0)
+    assert conf == 0.0 and "variance" in sup["test"]
+
+
+def test_trend_is_an_ols_slope_of_daily_counts() -> None:
+    stamps = [T0 + timedelta(days=d, hours=h) for d in range(10) for h in range(d)]
+    got = trend(pd.Series(stamps), T0, T0 + timedelta(days=9))
+    fit = sm.OLS(np.arange(10.0), sm.add_constant(np.arange(10.0))).fit()
+    assert got["slope_per_day"] == pytest.approx(fit.params[1]) == pytest.approx(1.0)
+    assert got["direction"] == "rising"
+    assert trend(pd.Series([T0]), T0, T0)["direction"] == "insufficient"
+
+
+def _insight(kind: InsightKind, key: dict) -> Insight:
+    return Insight(
+        insight_id="ins_x1",
+        kind=kind,
+        intent="k",
+        pattern="p",
+        occurrences=5,
+        first_seen=T0,
+        last_seen=T0,
+        confidence=0.5,
+        support={"key": key},
+    )
+
+
+def test_every_kind_routes_with_its_rule_visible() -> None:
+    for kind in InsightKind:
+        r = route(_insight(kind, {}))
+        assert r.signal in SIGNAL_ROUTES and r.rule and r.rule_text
+    assert route(_insight(InsightKind.gap_detected, {})).signal == "evidence_gap"
+    assert route(_insight(InsightKind.blocked_decision, {})).signal == "policy_gap"
+    assert route(_insight(InsightKind.over_escalation, {})).signal == "workflow_gap"
+    assert route(_insight(InsightKind.common_detour, {})).signal == "operational_bottleneck"
+    fc = InsightKind.failure_cluster
+    assert route(_insight(fc, {"reason_class": "step_limit"})).signal == (
+        "environment_task_failure"
+    )
+    assert route(_insight(fc, {"override_reason_class": "wrong_tool"})).signal == "strategy_gap"
+    assert route(_insight(fc, {})).rule == "default_strategy"
+
+
+def test_routing_table_covers_every_signal_class_of_seed_001() -> None:
+    assert set(SIGNAL_ROUTES) == {r.signal for r in ROUTING_RULES}
+    assert len(SIGNAL_ROUTES) == 7
+
+
+def test_generator_insights_all_route() -> None:
+    records, feedback = support_desk(600, 7)
+    insights = [
+        *find_run_insights(runs_frame(records, feedback)),
+        *insights_from_clusters(synthesize_insights(feedback), feedback),
+    ]
+    frame = routing_frame(insights)
+    assert len(frame) == len(insights) and frame["rule_text"].str.len().min() > 0
