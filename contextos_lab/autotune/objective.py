@@ -23,6 +23,8 @@ from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
 #: Short case-hash prefix stored per trial (the full hashes are in the study's attributes).
 CASE_HASH_CHARS = 16
+#: Above this many cases a trial stores the digest only; the study holds the full hash list.
+MAX_CASE_HASHES_PER_TRIAL = 256
 
 
 class HarnessFailure(RuntimeError):
@@ -80,6 +82,21 @@ def constraint_values(
     return out
 
 
+def search_set_attr(ctx: RunContext) -> dict[str, Any]:
+    """Which cases a trial ran on: manifest hash, digest of the sorted case hashes, and the
+    (short) hashes themselves when the set is small enough to repeat on every trial."""
+    attr: dict[str, Any] = {
+        "manifest_hash": ctx.search.manifest_hash,
+        "digest": ctx.search.digest,
+        "n_cases": len(ctx.search),
+    }
+    if len(ctx.search) <= MAX_CASE_HASHES_PER_TRIAL:
+        attr["case_hashes"] = [h[:CASE_HASH_CHARS] for h in ctx.search.case_hashes]
+    else:
+        attr["case_hashes_in"] = "study user attr search_set_case_hashes"
+    return attr
+
+
 def run_trial(
     ctx: RunContext, trial: optuna.Trial, baseline: Mapping[str, float] | None
 ) -> tuple[float, ...]:
@@ -89,15 +106,7 @@ def run_trial(
     trial.set_user_attr(
         "change", {"diff": ctx.space.diff(params), **ctx.space.change_summary(params)}
     )
-    trial.set_user_attr(
-        "search_set",
-        {
-            "manifest_hash": ctx.search.manifest_hash,
-            "digest": ctx.search.digest,
-            "n_cases": len(ctx.search),
-            "case_hashes": [h[:CASE_HASH_CHARS] for h in ctx.search.case_hashes],
-        },
-    )
+    trial.set_user_attr("search_set", search_set_attr(ctx))
     try:
         outcome = score_config(ctx, params)
     except HarnessFailure as exc:

@@ -82,6 +82,7 @@ class ToyHarness:
             "output_text": "ok",
             "evidence_used": [()] * len(cases),
             "tokens": tokens,
+            "tokens_out": 0,
             "latency_ms": 100.0 + 40.0 * config["max_hops"] + 5.0 * config["top_k"],
             "wall_ms": 0.0,
             "trace": [()] * len(cases),

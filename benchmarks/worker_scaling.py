@@ -1,0 +1,236 @@
+"""Trials per second with 1 and 2 workers on one study, and the framework's overhead per trial.
+
+The harness sleeps a fixed time per trial (it stands for a real harness replaying a search
+set), so any time beyond that is the kit's and Optuna's: sampling, storage round trips,
+constraints and attributes. Throughput is measured over the trials themselves (first trial
+start to last trial end), and end to end (including spawning the worker processes).
+
+Goals (issue 7): 2 workers >= 1.8x the trials/s of 1 worker; overhead <= 5 % of harness time.
+
+    .venv/bin/python benchmarks/worker_scaling.py [--harness-s 1.0] [--trials 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from contextos_lab.autotune.cases import case_set_from_frame  # noqa: E402
+from contextos_lab.autotune.context import prepare  # noqa: E402
+from contextos_lab.autotune.spec import parse_spec  # noqa: E402
+from contextos_lab.autotune.study import run_study  # noqa: E402
+from contextos_lab.harness.protocol import (  # noqa: E402
+    RESULT_COLUMNS,
+    ChangeClass,
+    SurfaceLayer,
+    TunableSurface,
+)
+
+RESULTS = REPO / "benchmarks" / "results"
+
+
+class FixedTimeHarness:
+    """Sleeps `seconds` per batch; scores vary smoothly with the knobs so TPE has work to do."""
+
+    name = "fixed-time"
+
+    def __init__(self, seconds: float = 1.0) -> None:
+        self.seconds = seconds
+
+    def tunable_surfaces(self) -> Sequence[TunableSurface]:
+        return (
+            TunableSurface(
+                name="top_k",
+                layer=SurfaceLayer.retrieval,
+                kind="int",
+                low=1,
+                high=10,
+                step=1,
+                baseline=5,
+                change_class=ChangeClass.additive,
+            ),
+            TunableSurface(
+                name="max_hops",
+                layer=SurfaceLayer.retrieval,
+                kind="int",
+                low=1,
+                high=4,
+                step=1,
+                baseline=2,
+                change_class=ChangeClass.additive,
+            ),
+            TunableSurface(
+                name="budget",
+                layer=SurfaceLayer.budget_allocation,
+                kind="categorical",
+                choices=(500, 1000, 2000),
+                baseline=1000,
+                change_class=ChangeClass.control_flow,
+            ),
+        )
+
+    def run(self, case: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
+        raise NotImplementedError("batch only")
+
+    def run_batch(self, cases: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
+        time.sleep(self.seconds)
+        depth = config["top_k"] * config["max_hops"]
+        n = len(cases)
+        return pd.DataFrame(
+            {
+                "case_id": cases["case_id"],
+                "decision": np.where(cases["difficulty"] * 40 <= depth, "resolve", "escalate"),
+                "output_text": "",
+                "evidence_used": [()] * n,
+                "tokens": 100 * depth + config["budget"] // 10,
+                "tokens_out": 0,
+                "latency_ms": 100.0 + 30.0 * config["max_hops"],
+                "wall_ms": self.seconds * 1000,
+                "trace": [()] * n,
+                "error": None,
+            },
+            columns=list(RESULT_COLUMNS),
+        )
+
+
+def fixed_time_harness(seconds: float = 1.0) -> FixedTimeHarness:
+    return FixedTimeHarness(seconds)
+
+
+def evaluate(cases: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "policy": 1.0,
+            "safety": 1.0,
+            "utility": (results["decision"] == "resolve").to_numpy(dtype=float),
+            "latency": results["latency_ms"].to_numpy(dtype=float),
+            "economics": results["tokens"].to_numpy(dtype=float) / 1000,
+        },
+        index=pd.Index(cases["case_id"], name="case_id"),
+    )
+
+
+def spec_dict(seconds: float) -> dict[str, Any]:
+    return {
+        "name": "worker_scaling",
+        "harness": "worker_scaling:fixed_time_harness",
+        "harness_kwargs": {"seconds": seconds},
+        "evaluate": "worker_scaling:evaluate",
+        "target": {"intent": "bench", "metric": "economics", "direction": "decrease"},
+        "guardrails": {
+            "floors": {"policy": 1.0, "safety": 1.0},
+            "accepted_deltas": {"utility": 0.5, "latency": None, "economics": None},
+        },
+        "baseline_tuple": {
+            k: "bench@1"
+            for k in ("pack", "policy", "tool_manifest", "evaluator_suite", "model_profile")
+        },
+        "tunable_surfaces": ["top_k", "max_hops", "budget"],
+        "search_set": "<memory>",
+        "heldout_test_set": "<none>",
+        "rollback_target": "bench@1",
+        "hypervolume": {"reference_point": {"utility": 0.0, "latency": 300.0, "economics": 5.0}},
+        "sampler": {"kind": "tpe", "seed": 0},
+    }
+
+
+def measure(storage: str, workers: int, trials: int, seconds: float) -> dict[str, Any]:
+    cases = pd.DataFrame(
+        {"case_id": [f"c{i}" for i in range(20)], "difficulty": np.linspace(0, 1, 20)}
+    )
+    spec = parse_spec(spec_dict(seconds))
+    ctx = prepare(spec, search=case_set_from_frame(cases), set_checker=lambda a, b: [])
+    t0 = time.perf_counter()
+    study = run_study(ctx, storage, n_trials=trials, workers=workers, progress=False)
+    wall = time.perf_counter() - t0
+    done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    search = [t for t in done if not t.user_attrs.get("is_baseline")]
+    start = min(t.datetime_start for t in search)
+    end = max(t.datetime_complete for t in search)
+    span = (end - start).total_seconds()
+    in_trial = np.mean([(t.datetime_complete - t.datetime_start).total_seconds() for t in search])
+    return {
+        "storage": storage.split(":")[0] if "://" in storage else "journal",
+        "workers": workers,
+        "trials": len(done),
+        "trials_per_s": len(search) / span,
+        "trials_per_s_end_to_end": len(done) / wall,
+        "wall_s": wall,
+        # per trial, per worker: time not spent in the harness, as a share of harness time
+        "overhead_share": (span * workers / len(search) - seconds) / seconds,
+        "in_trial_overhead_share": (in_trial - seconds) / seconds,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--harness-s", type=float, default=1.0, help="fixed harness time")
+    parser.add_argument("--trials", type=int, default=30)
+    parser.add_argument("--storages", default="journal,sqlite")
+    parser.add_argument("--out", default=str(RESULTS / "worker_scaling.json"))
+    args = parser.parse_args(argv)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in args.storages.split(","):
+            for workers in (1, 2):
+                url = (
+                    f"{tmp}/{kind}_{workers}.log"
+                    if kind == "journal"
+                    else f"sqlite:///{tmp}/{kind}_{workers}.db"
+                )
+                row = measure(url, workers, args.trials, args.harness_s)
+                rows.append(row)
+                print(
+                    f"  {row['storage']:8s} workers={workers}: {row['trials_per_s']:.3f} "
+                    f"trials/s, overhead {row['overhead_share']:.1%}",
+                    flush=True,
+                )
+    table = pd.DataFrame(rows)
+    print(table.round(4).to_string(index=False))
+    summary = {}
+    for kind, grp in table.groupby("storage"):
+        one = grp[grp["workers"] == 1].iloc[0]
+        two = grp[grp["workers"] == 2].iloc[0]
+        summary[kind] = {
+            "speedup_2_workers": float(two["trials_per_s"] / one["trials_per_s"]),
+            "speedup_2_workers_end_to_end": float(
+                two["trials_per_s_end_to_end"] / one["trials_per_s_end_to_end"]
+            ),
+            "overhead_share_1_worker": float(one["overhead_share"]),
+        }
+        print(
+            f"{kind}: speedup x{summary[kind]['speedup_2_workers']:.2f} "
+            f"(end to end x{summary[kind]['speedup_2_workers_end_to_end']:.2f}), "
+            f"overhead {summary[kind]['overhead_share_1_worker']:.1%} of harness time"
+        )
+    result = {
+        "harness_s": args.harness_s,
+        "trials": args.trials,
+        "optuna": optuna.__version__,
+        "goals": {"speedup": 1.8, "overhead_share_max": 0.05},
+        "summary": summary,
+        "runs": rows,
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""The bundled spec over the bundled reference harness: a feasible front that meets the floors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from contextos_lab.autotune.spec import load_spec
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC = REPO / "specs" / "reference_refund.yaml"
+
+
+def test_reference_study_front_meets_floors(tmp_path: Path) -> None:
+    pytest.importorskip("contextos_lab.harness.reference.harness")
+    pytest.importorskip("contextos_lab.evaluators.scorecard")
+    if not (REPO / "search_sets" / "manifest.json").exists():
+        pytest.skip("reference replay sets not generated")
+    from contextos_lab.autotune.sweep import sweep
+
+    spec = load_spec(SPEC)
+    result = sweep(spec, out_dir=tmp_path, n_trials=20, storage="memory", progress=False)
+    assert result.study.trials[0].user_attrs["is_baseline"]
+    assert len(result.front) > 0
+    floors = spec.guardrails.floors
+    assert (result.front["policy"] >= floors.policy).all()
+    assert (result.front["safety"] >= floors.safety).all()
+    assert result.report["front_floor_violations"] == []
+    assert 0 < result.hypervolume <= 1
+    trial = result.study.trials[1].user_attrs
+    assert trial["search_set"]["n_cases"] == 2000 and "digest" in trial["search_set"]
+    assert len(result.study.user_attrs["search_set_case_hashes"]) == 2000
