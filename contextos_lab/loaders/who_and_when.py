@@ -16,7 +16,6 @@ synthetic timeline in file order.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from contextos_lab.loaders.otlp import (
     Trace,
     TraceLoadResult,
     _files,
+    _requests,
     new_result,
 )
 from contextos_lab.schemas.decision import DecisionRecord, TerminalStatus
@@ -73,21 +73,11 @@ def _rows(path: Path) -> Iterator[tuple[int | None, Any]]:
 
         yield from enumerate(pd.read_parquet(path).to_dict("records"), start=1)
         return
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    yield number, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    yield number, exc
-        return
-    if isinstance(data, list):
-        yield from enumerate(data, start=1)
-    else:
-        yield None, data
+    for number, data in _requests(path):  # a whole-file JSON value, else JSON lines
+        if number is None and isinstance(data, list):
+            yield from enumerate(data, start=1)
+        else:
+            yield number, data
 
 
 def load_who_and_when(
