@@ -174,13 +174,14 @@ def apply_patch(bundle: PolicyBundle, patch: Patch) -> PolicyBundle:
         raise PatchError("patch body needs a rule_id")
     existing = bundle.rule(rule_id)
     rules = list(bundle.rules)
-    if patch.op == PatchOp.add:
+    op = PatchOp(patch.op)
+    if op == PatchOp.add:
         if existing is not None:
             raise PatchError(f"add: {rule_id} already exists in {bundle.bundle_id}")
         rules.append(PolicyRule.model_validate(patch.body))
     elif existing is None:
-        raise PatchError(f"{patch.op.value}: {rule_id} is not in {bundle.bundle_id}")
-    elif patch.op == PatchOp.modify:
+        raise PatchError(f"{op.value}: {rule_id} is not in {bundle.bundle_id}")
+    elif op == PatchOp.modify:
         rules[rules.index(existing)] = PolicyRule.model_validate(patch.body)
     else:
         rules[rules.index(existing)] = existing.model_copy(update={"deprecated": True})
@@ -189,5 +190,5 @@ def apply_patch(bundle: PolicyBundle, patch: Patch) -> PolicyBundle:
         version=bundle.version + 1,
         rules=tuple(sorted(rules, key=lambda r: r.rule_id)),
         parent_hash=bundle.content_hash(),
-        change=f"{patch.op.value} {rule_id}",
+        change=f"{op.value} {rule_id}",
     )
