@@ -61,7 +61,12 @@ def _propose(args: argparse.Namespace) -> int:
         )
     except CompileError as exc:
         return _err(str(exc))
-    store.append(proposal)
+    stored = store.get(StrategyProposal, proposal.proposal_id)
+    if stored is not None:  # same insight, same patch: the same proposal, already filed
+        print(f"{proposal.proposal_id} already proposed ({stored.status.value})", file=sys.stderr)
+        proposal = stored
+    else:
+        store.append(proposal)
     _dump(proposal)
     return 0
 

@@ -1,0 +1,88 @@
+"""What notebook 04 shows, computed in one call so the notebook stays free of logic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from contextos_lab.proposals.bundle_registry import BundleRegistry
+from contextos_lab.proposals.checklist import latest_verdict, rule_for
+from contextos_lab.proposals.compilers import cluster_records, propose_from_insight
+from contextos_lab.proposals.example import APPROVER, REVIEWS
+from contextos_lab.proposals.goldens import bundled_goldens, load_goldens
+from contextos_lab.proposals.policy_bundle import apply_patch
+from contextos_lab.proposals.release import (
+    ReleaseRefused,
+    attach_reviews,
+    record_replay,
+    release_proposal,
+    send_to_replay,
+)
+from contextos_lab.proposals.replay import replay_frame, resolve_baseline, run_replay_gate
+from contextos_lab.proposals.why import WhyAnswer, why_rule_exists
+from contextos_lab.schemas.insight import InsightCluster
+from contextos_lab.schemas.lifecycle import LifecycleStatus
+from contextos_lab.schemas.strategy import ReplayVerdict, StrategyProposal
+
+
+@dataclass
+class ReplayView:
+    insight: InsightCluster
+    proposal: StrategyProposal
+    verdict: ReplayVerdict
+    replay: pd.DataFrame
+    why: WhyAnswer | None
+    refused: str | None = None
+
+
+def run_notebook_04(
+    store: Any,
+    bundles: BundleRegistry,
+    *,
+    insight_id: str | None = None,
+    reason_class: str | None = None,
+    goldens_path: str | Path | None = None,
+    release: bool = True,
+    actor: str = "notebook_04",
+) -> ReplayView:
+    """Find the insight, reuse or compile its proposal, replay it, and (optionally) release it
+    with the example's approver and reviewer verdicts; a refusal is reported, not raised."""
+    if insight_id:
+        insight = store.get(InsightCluster, insight_id)
+    else:
+        found = [c for c in store.list(InsightCluster) if c.override_reason_class == reason_class]
+        insight = found[-1] if found else None
+    if insight is None:
+        raise KeyError(f"no InsightCluster for {insight_id or reason_class}")
+    known = [p for p in store.list(StrategyProposal) if p.insight_id == insight.insight_id]
+    proposal = known[-1] if known else None
+    if proposal is None:
+        records = cluster_records(store, insight)
+        proposal = propose_from_insight(insight, bundles=bundles, records=records)
+        store.append(proposal)
+    goldens = (
+        load_goldens(goldens_path) if goldens_path else bundled_goldens(proposal.patch.target_id)
+    )
+    if proposal.status == LifecycleStatus.proposed:
+        proposal = send_to_replay(proposal, actor=actor, store=store)
+    verdict = latest_verdict(store, proposal.proposal_id)
+    if verdict is None or proposal.status == LifecycleStatus.in_replay:
+        verdict = run_replay_gate(proposal, goldens, bundles, store=store)
+        proposal = record_replay(proposal, verdict, actor=actor, store=store)
+    baseline = resolve_baseline(proposal, bundles)
+    frame = replay_frame(goldens, baseline, apply_patch(baseline, proposal.patch))
+    refused = None
+    if release and rule_for(store, proposal.proposal_id) is None:
+        proposal = attach_reviews(proposal, REVIEWS, store=store)
+        try:
+            proposal = release_proposal(
+                proposal, verdict, APPROVER, store=store, bundles=bundles, actor=actor
+            ).proposal
+        except ReleaseRefused as exc:
+            refused = str(exc)
+    rule = rule_for(store, proposal.proposal_id)
+    why = why_rule_exists(store, rule.rule_id) if rule is not None else None
+    return ReplayView(insight, proposal, verdict, frame, why, refused)

@@ -1,0 +1,83 @@
+"""The CLI subcommands and notebook 04 (papermill) on the refund example."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from contextos_lab.cli import main
+from contextos_lab.proposals.example import OVERRIDERS
+
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOK = REPO / "notebooks" / "04_strategy_replay.ipynb"
+
+
+def test_cli_propose_replay_release_lineage_metrics_rollback(
+    unreleased, tmp_path, capsys, monkeypatch
+) -> None:
+    overriders = tmp_path / "overriders.json"
+    overriders.write_text(json.dumps(list(OVERRIDERS)))
+    monkeypatch.setenv("CONTEXTOS_OVERRIDERS_FILE", str(overriders))
+    common = ["--store", f"sqlite:///{tmp_path}/exp.db"]
+    b = ["--bundles", str(tmp_path / "bundles")]
+    assert main(["propose", "--reason-class", "refund_window_misjudged", *common, *b]) == 0
+    proposal = json.loads(capsys.readouterr().out)
+    assert proposal["proposal_id"] == unreleased.proposal.proposal_id
+    pid = proposal["proposal_id"]
+    assert main(["replay", pid, *common, *b]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "replay_clean"
+    veto = ["--review", "security=reject"]
+    assert main(["release", pid, "--approver", "u_cc", *veto, *common, *b]) == 1
+    assert "security reviewer verdict is 'reject'" in capsys.readouterr().err
+    assert main(["release", pid, "--approver", " ", *common, *b]) == 1
+    assert "no approver" in capsys.readouterr().err
+    reviews = [f"--review={n}=approve" for n in ("compliance", "security", "reliability")]
+    assert main(["release", pid, "--approver", "u_cc", *reviews, *common, *b]) == 0
+    rule = json.loads(capsys.readouterr().out)
+    assert rule["lineage"]["feedback_ids"] == [f.id for f in unreleased.feedback]
+    assert main(["lineage", rule["rule_id"], *common]) == 0
+    out = capsys.readouterr().out
+    assert all(f.id in out for f in unreleased.feedback) and "6 operator corrections" in out
+    assert main(["metrics", "--json", *common]) == 0
+    assert json.loads(capsys.readouterr().out)["proposals_released"] == 1
+    assert main(["rollback", rule["rule_id"], "--reason", "p1", "--actor", "oc", *common, *b]) == 0
+    assert "POLICY_RETURNS_V4@v1#" in capsys.readouterr().out
+    assert main(["lineage", "str_missing1", *common]) == 1
+    assert main(["propose", "--insight", "ins_missing1", *common, *b]) == 1
+
+
+@pytest.mark.notebook
+def test_notebook_04(tmp_path: Path) -> None:
+    papermill = pytest.importorskip("papermill")
+    out = tmp_path / "04.ipynb"
+    papermill.execute_notebook(
+        str(NOTEBOOK),
+        str(out),
+        parameters={
+            "store_url": f"sqlite:///{tmp_path}/nb.db",
+            "bundles_dir": str(tmp_path / "bundles"),
+        },
+        kernel_name="python3",
+        cwd=str(REPO),
+        progress_bar=False,
+    )
+    text = json.dumps(json.loads(out.read_text()))
+    for needle in (
+        "replay_clean",
+        "changed_to_expected",
+        "Reviewers",
+        "checked",
+        "fb_2026_05_09_w06",
+    ):
+        assert needle in text
+
+
+def test_notebook_04_is_committed_clean() -> None:
+    nb = json.loads(NOTEBOOK.read_text())
+    assert any("parameters" in c["metadata"].get("tags", []) for c in nb["cells"])
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            assert not cell["outputs"] and cell["execution_count"] is None
+            assert "def " not in "".join(cell["source"])
