@@ -193,8 +193,14 @@ def test_one_fifty_megabyte_line_is_cut(rec: Path) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(
-    lines=st.lists(st.text(alphabet=st.characters(exclude_characters="\n\r"), max_size=20),
-                   max_size=60),
+    # Output lines are decoded bytes, so they never hold lone surrogates (category Cs).
+    lines=st.lists(
+        st.text(
+            alphabet=st.characters(exclude_characters="\n\r", exclude_categories=("Cs",)),
+            max_size=20,
+        ),
+        max_size=60,
+    ),
     head=st.integers(0, 10),
     tail=st.integers(0, 10),
 )  # fmt: skip
