@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from contextos_lab.proposals.bundle_registry import DEFAULT_BUNDLES_DIR, BundleRegistry
 from contextos_lab.proposals.checklist import latest_verdict
@@ -25,15 +26,44 @@ from contextos_lab.proposals.release import (
 )
 from contextos_lab.proposals.replay import BaselineDrift, run_replay_gate
 from contextos_lab.proposals.why import why_rule_exists
+from contextos_lab.schemas.base import Envelope
 from contextos_lab.schemas.insight import InsightCluster
 from contextos_lab.schemas.lifecycle import LifecycleStatus
 from contextos_lab.schemas.strategy import ReplayVerdict, StrategyProposal, StrategyRule
 from contextos_lab.store.commands import default_store_url, open_store
 
+E = TypeVar("E", bound=Envelope)
+
 
 def _err(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 1
+
+
+class _Exit(Exception):
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+def _load(args: argparse.Namespace, model: type[E], artifact_id: str) -> tuple[Any, E]:
+    """The store and one artifact from it, or `_Exit` after saying what is missing."""
+    store = open_store(args.store)
+    if store is None:
+        raise _Exit(2)
+    item = store.get(model, artifact_id)
+    if item is None:
+        raise _Exit(_err(f"no {model.__name__} {artifact_id}"))
+    return store, item
+
+
+def _exits(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except _Exit as exc:
+            return exc.code
+
+    return run
 
 
 def _dump(item: Any) -> None:
@@ -72,12 +102,7 @@ def _propose(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
-    if store is None:
-        return 2
-    proposal = store.get(StrategyProposal, args.proposal_id)
-    if proposal is None:
-        return _err(f"no StrategyProposal {args.proposal_id}")
+    store, proposal = _load(args, StrategyProposal, args.proposal_id)
     if proposal.status == LifecycleStatus.proposed:
         proposal = send_to_replay(proposal, actor=args.actor, store=store)
     goldens = load_goldens(args.goldens) if args.goldens else None
@@ -100,12 +125,7 @@ def _reviews(pairs: list[str]) -> dict[str, str]:
 
 
 def _release(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
-    if store is None:
-        return 2
-    proposal = store.get(StrategyProposal, args.proposal_id)
-    if proposal is None:
-        return _err(f"no StrategyProposal {args.proposal_id}")
+    store, proposal = _load(args, StrategyProposal, args.proposal_id)
     verdict = (
         store.get(ReplayVerdict, args.verdict)
         if args.verdict
@@ -129,12 +149,7 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _rollback(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
-    if store is None:
-        return 2
-    rule = store.get(StrategyRule, args.rule_id)
-    if rule is None:
-        return _err(f"no StrategyRule {args.rule_id}")
+    store, rule = _load(args, StrategyRule, args.rule_id)
     try:
         closed, live = rollback(
             rule,
@@ -194,7 +209,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--goldens", help="goldens JSONL (default: the bundled set for the target)")
     p.add_argument("--actor", default="contextos-lab")
     _common(p)
-    p.set_defaults(func=_replay)
+    p.set_defaults(func=_exits(_replay))
 
     p = subparsers.add_parser("release", help="release a replay-clean, reviewed proposal")
     p.add_argument("proposal_id")
@@ -209,14 +224,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--verdict", help="ReplayVerdict id (default: the latest for the proposal)")
     p.add_argument("--supersedes", help="active rule this release replaces on purpose")
     _common(p)
-    p.set_defaults(func=_release)
+    p.set_defaults(func=_exits(_release))
 
     p = subparsers.add_parser("rollback", help="restore a rule's pinned baseline bundle")
     p.add_argument("rule_id")
     p.add_argument("--reason", required=True)
     p.add_argument("--actor", required=True)
     _common(p)
-    p.set_defaults(func=_rollback)
+    p.set_defaults(func=_exits(_rollback))
 
     p = subparsers.add_parser("lineage", help="why does this rule exist? (its corrections)")
     p.add_argument("rule_id")
