@@ -1,7 +1,4 @@
 """Strategy loop (seed 000 Steps 3–5, seed 001 lifecycle): policy bundles, proposal compilers,
 lint, replay gate against goldens, release, rollback, monitor window, source closure, loop
 metrics and the "why does this rule exist?" view.
-
-Deliberately import-free: `records` is imported by the schema registry, so this package must
-not pull anything in at import time.
 """

@@ -10,15 +10,14 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from contextos_lab.proposals.records import (
+from contextos_lab.schemas.base import canonical_json
+from contextos_lab.schemas.ids import new_id
+from contextos_lab.schemas.monitoring import (
     ClosureStatus,
     MonitorDecision,
     MonitorVerdict,
     SourceClosure,
-    ensure_registered,
 )
-from contextos_lab.schemas.base import canonical_json
-from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.strategy import ReplayStatus, ReplayVerdict, StrategyProposal
 
 #: Monitor verdict → closure of the source. A rule retired because it governs nothing means
@@ -32,7 +31,6 @@ FROM_MONITOR: dict[MonitorDecision, ClosureStatus] = {
 
 
 def closures_of(store: Any, source_id: str) -> list[SourceClosure]:
-    ensure_registered()
     return [c for c in store.list(SourceClosure) if c.source_id == source_id]
 
 
@@ -61,7 +59,6 @@ def close_source(
     at: datetime | None = None,
 ) -> SourceClosure:
     """Append a closure of `source_id` (which must be in the store, as must the evidence)."""
-    ensure_registered()
     when = at or datetime.now(UTC)
     status = ClosureStatus(status)
     found = store.find(source_id)

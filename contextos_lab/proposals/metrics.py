@@ -23,10 +23,10 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from contextos_lab.proposals.records import ClosureStatus, SourceClosure, ensure_registered
 from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.schemas.insight import InsightCluster
 from contextos_lab.schemas.lifecycle import LifecycleStatus
+from contextos_lab.schemas.monitoring import ClosureStatus, SourceClosure
 from contextos_lab.schemas.notes import Note, NoteStatus
 from contextos_lab.schemas.research import ResearchTask, ResearchTaskStatus
 from contextos_lab.schemas.strategy import StrategyProposal, StrategyRule
@@ -87,7 +87,6 @@ def _closing(rule: StrategyRule) -> tuple[str, Any] | None:
 
 
 def loop_metrics(store: Any) -> LoopMetrics:
-    ensure_registered()
     proposals = store.list(StrategyProposal)
     reviewed = [p for p in proposals if _reached(p, S.reviewed)]
     released = [p for p in reviewed if _reached(p, S.released)]

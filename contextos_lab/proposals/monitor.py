@@ -23,16 +23,15 @@ from typing import Any
 import numpy as np
 from scipy.stats import mannwhitneyu
 
-from contextos_lab.proposals.records import (
-    EvaluatorEvidence,
-    MonitorDecision,
-    MonitorVerdict,
-    ensure_registered,
-)
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.insight import InsightCluster
+from contextos_lab.schemas.monitoring import (
+    EvaluatorEvidence,
+    MonitorDecision,
+    MonitorVerdict,
+)
 from contextos_lab.schemas.scorecard import Scorecard
 from contextos_lab.schemas.strategy import StrategyRule
 
@@ -173,7 +172,6 @@ def monitor_window(
         decided_at=when,
     )
     if store is not None:
-        ensure_registered()
         store.append(result, upstream=[rule.rule_id])
     return result
 

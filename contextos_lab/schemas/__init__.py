@@ -26,6 +26,12 @@ from contextos_lab.schemas.lifecycle import (
     advance,
     check_transition,
 )
+from contextos_lab.schemas.monitoring import (
+    ClosureStatus,
+    MonitorDecision,
+    MonitorVerdict,
+    SourceClosure,
+)
 from contextos_lab.schemas.notes import Note, NoteKind, NoteStatus
 from contextos_lab.schemas.replay import ReplayPacket, SourcePressure
 from contextos_lab.schemas.research import ResearchScope, ResearchTask, ResearchTaskStatus
@@ -72,6 +78,8 @@ ENVELOPES: dict[str, type[Envelope]] = {
         ReplayPacket,
         DecisionRecord,
         Scorecard,
+        MonitorVerdict,
+        SourceClosure,
     )
 }
 #: The same, by experience-store kind.
@@ -87,6 +95,7 @@ __all__ = [
     "AdjustmentLayer",
     "BaselineTuple",
     "CandidateChange",
+    "ClosureStatus",
     "DecisionRecord",
     "EffectiveWindow",
     "Envelope",
@@ -103,6 +112,8 @@ __all__ = [
     "InsightKind",
     "LifecycleStatus",
     "Lineage",
+    "MonitorDecision",
+    "MonitorVerdict",
     "Note",
     "NoteKind",
     "NoteStatus",
@@ -122,6 +133,7 @@ __all__ = [
     "ResearchTaskStatus",
     "Scorecard",
     "ScorecardsDelta",
+    "SourceClosure",
     "SourcePressure",
     "StrategyProposal",
     "StrategyRule",

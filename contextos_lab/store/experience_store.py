@@ -61,6 +61,8 @@ IMMUTABLE_KINDS: frozenset[str] = frozenset(
         "replay_verdict",
         "replay_packet",
         "insight_cluster",
+        "monitor_verdict",
+        "source_closure",
     }
 )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from contextos_lab.schemas.base import Envelope
 from contextos_lab.schemas.feedback import FeedbackEntry, FeedbackRecord
 from contextos_lab.schemas.insight import InsightCluster
+from contextos_lab.schemas.monitoring import MonitorVerdict, SourceClosure
 from contextos_lab.schemas.research import ResearchTask
 from contextos_lab.schemas.strategy import ReplayVerdict, StrategyProposal, StrategyRule
 
@@ -40,4 +41,11 @@ def upstream_ids_of(item: Envelope) -> tuple[str, ...]:
             ids.append(item.trigger["from_insight"])
     elif isinstance(item, ResearchTask):
         ids.append(item.trigger_insight_id)
+    elif isinstance(item, MonitorVerdict):
+        ids.append(item.rule_id)
+    elif isinstance(item, SourceClosure):
+        ids.append(item.source_id)
+        if item.rule_id:
+            ids.append(item.rule_id)
+        # evidence_ids may name things outside the store (replay cases), so they are not links.
     return tuple(dict.fromkeys(ids))

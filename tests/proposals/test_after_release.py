@@ -9,10 +9,10 @@ import pytest
 from contextos_lab.proposals.closure import close_failed_replay, close_from_monitor, close_source
 from contextos_lab.proposals.metrics import adoption_flag, loop_metrics
 from contextos_lab.proposals.monitor import act_on_verdict, monitor_window
-from contextos_lab.proposals.records import SourceClosure
 from contextos_lab.proposals.replay import run_replay_gate
 from contextos_lab.schemas import Note, Patch, ResearchTask, Scorecard, StrategyRule
 from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
+from contextos_lab.schemas.monitoring import SourceClosure
 
 AT = datetime(2026, 6, 1, tzinfo=UTC)
 

@@ -1,10 +1,8 @@
-"""Two envelopes the strategy loop writes after release: MonitorVerdict and SourceClosure.
+"""After release: MonitorVerdict and SourceClosure (seed 001, monitor window, source closure).
 
 Seed 001 asks for "monitor verdicts bound to released proposal id and baseline tuple" and for
 source pressure "explicitly marked fixed, still_failing, invalid, or superseded; failed attempts
-add recurrence metadata instead of disappearing". Neither fits an existing envelope, so both are
-defined here. Until `contextos_lab.schemas.ENVELOPES` lists them, `ensure_registered()` adds
-them at runtime (idempotent) so the experience store accepts them.
+add recurrence metadata instead of disappearing".
 """
 
 from __future__ import annotations
@@ -85,15 +83,3 @@ class SourceClosure(Envelope):
     #: attempt number, prior closure ids, failed attempts so far, first/last failure time.
     recurrence: dict[str, Any] = Field(default_factory=dict)
     closed_at: AwareDatetime
-
-
-NEW_ENVELOPES: tuple[type[Envelope], ...] = (MonitorVerdict, SourceClosure)
-
-
-def ensure_registered() -> None:
-    """Make the store accept these kinds (no-op once the schema registry lists them)."""
-    from contextos_lab import schemas
-
-    for model in NEW_ENVELOPES:
-        schemas.ENVELOPES.setdefault(model.__name__, model)
-        schemas.ENVELOPES_BY_KIND.setdefault(model.store_kind, model)
