@@ -6,7 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pandas as pd
 import pytest
+
+from contextos_lab.harness.reference import SupportDeskHarness, reference_harness
+from contextos_lab.harness.replay_sets import load_replay_set
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXTERNAL = REPO_ROOT.parent / "shared" / "external"
@@ -24,3 +28,14 @@ def external_dir() -> Path:
 @pytest.fixture(autouse=True)
 def _signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONTEXTOS_SIGNING_KEY", "test-signing-key-not-a-secret")
+
+
+@pytest.fixture(scope="session")
+def search_cases() -> pd.DataFrame:
+    """The committed search set as the harness sees it."""
+    return load_replay_set(REPO_ROOT / "search_sets")[0]
+
+
+@pytest.fixture(scope="session")
+def harness() -> SupportDeskHarness:
+    return reference_harness()
