@@ -141,6 +141,27 @@ class Prepared:
     evidence_cache: dict[int, np.ndarray]
 
 
+@dataclass(frozen=True)
+class Core:
+    """What one config did on prepared cases, as arrays (before any frame is built)."""
+
+    cfg: dict[str, Any]
+    q_skill: np.ndarray
+    q_conf: np.ndarray
+    q_boost: np.ndarray
+    q_expl: list[str]
+    surfaced: tuple[tuple[Reflection, ...], ...]
+    n_candidates: int
+    routed: np.ndarray
+    variant: np.ndarray
+    decision: np.ndarray
+    in_context: np.ndarray
+    tokens_in: np.ndarray
+    tokens_out: np.ndarray
+    latency: np.ndarray
+    redact: bool
+
+
 def _prepare(cases: pd.DataFrame) -> Prepared:
     n = len(cases)
     present = np.zeros((n, len(KINDS)), dtype=bool)
@@ -309,139 +330,8 @@ class SupportDeskHarness:
         start = time.perf_counter()
         cfg = _resolve(config)
         p = self.prepared(cases)
-        n = p.n
-        rows = np.arange(n)
-
-        # routing (seed 002): a read-free snapshot of the store replayed with these knobs
-        boosts = boost_table(cfg["feedback_step"], cfg["feedback_clamp"], cfg["feedback_decay"])
-        q_skill, q_conf, q_boost, q_expl = route_table(
-            p.queries, boosts, cfg["min_confidence"], p.lexical
-        )
-        skill = q_skill[p.query_idx]
-        routed = skill >= 0
-        on_remit = routed & (skill == p.remit)
-
-        # memory recall (seed 004), per entity group
-        surfaced, n_candidates = _recall(
-            p.groups, cfg["recency_days"], cfg["min_seen"], cfg["recall_cap"]
-        )
-        g_tokens = np.array([sum(12 + len(r.proposed_change or "") // 4 for r in s)
-                             for s in surfaced], dtype=np.int64)
-        g_effects = [
-            {_EFFECTS[r.fingerprint] for r in s if not r.injected} - {None} for s in surfaced
-        ]
-        look = {
-            kind: np.array([eff in g for g in g_effects], dtype=bool)[p.group_idx] & routed
-            for eff, kind in _LOOKUPS.items()
-        }
-        approve_cancel = np.array(["approve_cancellation" in g for g in g_effects])[p.group_idx]
-        extend_window = np.array(["extend_window" in g for g in g_effects])[p.group_idx]
-        refl_tokens = np.where(routed, g_tokens[p.group_idx], 0)
-
-        # retrieval: top_k by rank within max_hops, then keep while the budget holds
-        cand = p.present & (p.hop <= cfg["max_hops"]) & routed[:, None]
-        masked_rank = np.where(cand, p.rank, _ABSENT_RANK)
-        order = np.argsort(masked_rank, axis=1, kind="stable")
-        taken_sorted = np.take_along_axis(cand, order, axis=1)
-        taken_sorted[:, cfg["top_k"]:] = False
-        redact = bool(cfg["redact_pii"])
-        fixed = SYSTEM_TOKENS + p.request_tokens + refl_tokens + (REDACT_TOKENS if redact else 0)
-        per_doc = np.take_along_axis(p.tokens, order, axis=1)
-        if redact:
-            per_doc = per_doc + REDACT_PER_PII * np.take_along_axis(p.pii, order, axis=1)
-        cum = np.cumsum(np.where(taken_sorted, per_doc, 0), axis=1)
-        kept_sorted = taken_sorted & (cum + fixed[:, None] <= cfg["context_token_budget"])
-        kept = np.zeros_like(cand)
-        np.put_along_axis(kept, order, kept_sorted, axis=1)
-
-        # look-ups a recalled reflection suggested (outside the retrieval budget)
-        looked = np.zeros_like(kept)
-        for kind, mask in look.items():
-            k = _K[kind]
-            looked[:, k] = mask & p.present[:, k] & ~kept[:, k]
-        in_context = kept | looked
-
-        # decide, per skill, on what is in context
-        known = rules.Known(
-            order=in_context[:, _K["order"]],
-            receipt=in_context[:, _K["receipt"]],
-            receipt_exists=p.present[:, _K["receipt"]],
-            idv=in_context[:, _K["idv"]],
-            history=in_context[:, _K["history"]],
-            injected_note=p.injected_note & in_context[:, _K["note"]],
-        )
-        variant = np.full(n, Variant.misrouted, dtype=np.int8)
-        by_skill = {
-            "refunds": lambda: rules.refunds(
-                known, p.facts, threshold=float(cfg["approval_threshold"]),
-                require_proof=bool(cfg["require_window_proof"]), extend_window=extend_window),
-            "orders": lambda: rules.orders(known),
-            "cancellations": lambda: rules.cancellations(
-                known, p.facts, approve_anyway=approve_cancel),
-            "account": lambda: rules.account(known, p.facts, require_idv=bool(cfg["require_idv"])),
-            "faq": lambda: rules.faq(in_context[:, _K["policy"]]),
-        }
-        for si, name in enumerate(SKILLS):
-            mask = on_remit & (p.remit == si)
-            if mask.any():
-                variant[mask] = by_skill[name]()[mask]
-        variant[~routed] = Variant.esc_low_confidence
-        decision = rules.VARIANT_DECISION[variant]
-
-        # cost model
-        ev_tokens = (np.where(in_context, p.tokens, 0)).sum(axis=1)
-        pii_docs = (in_context & p.pii).sum(axis=1)
-        tokens_in = fixed + ev_tokens + (REDACT_PER_PII * pii_docs if redact else 0)
-        tokens_in = np.where(routed, tokens_in, SYSTEM_TOKENS + p.request_tokens)
-        tokens_out = rules.VARIANT_OUT_TOKENS[variant]
-        hops = np.where(routed, cfg["max_hops"], 0)
-        n_lookups = looked.sum(axis=1)
-        latency = (
-            LAT_BASE + LAT_PER_IN * tokens_in + LAT_PER_OUT * tokens_out + LAT_PER_HOP * hops
-            + LAT_PER_LOOKUP * n_lookups
-            + np.where(routed, LAT_RECALL + (LAT_REDACT if redact else 0.0), 0.0)
-        )
-
-        texts = p.texts if redact else p.texts_raw
-        output = texts[rows, variant]
-        bits = (in_context.astype(np.int64) << np.arange(len(KINDS))).sum(axis=1)
-        evidence_used = self._evidence_column(p, bits)
-        route_events = [
-            {"event": "route", "skill": SKILLS[s] if s >= 0 else None, "confidence": float(c),
-             "boost": float(b), "explanation": e}
-            for s, c, b, e in zip(q_skill, q_conf, q_boost, q_expl, strict=True)
-        ]
-        recall_events = [
-            {"event": "reflection_recalled", "surfaced": len(s), "candidates": n_candidates,
-             "fingerprints": [r.fingerprint for r in s],
-             "section": render_observations(s)}
-            for s in surfaced
-        ]
-        skipped = {"event": "reflection_recalled", "surfaced": 0, "candidates": 0,
-                   "fingerprints": [], "section": "", "skipped": "escalated before recall"}
-        decide_events = [{"event": "decide", "variant": v.name} for v in Variant]
-        trace = [
-            (route_events[q], recall_events[g] if r else skipped, decide_events[v])
-            for q, g, r, v in zip(
-                p.query_idx.tolist(), p.group_idx.tolist(), routed.tolist(), variant.tolist(),
-                strict=True)
-        ]
-        wall = (time.perf_counter() - start) * 1000.0 / max(n, 1)
-        return pd.DataFrame(
-            {
-                "case_id": p.case_ids,
-                "decision": rules.DECISION_NAMES[decision],
-                "output_text": output,
-                "evidence_used": evidence_used,
-                "tokens": (tokens_in + tokens_out).astype(np.int64),
-                "tokens_out": tokens_out.astype(np.int64),
-                "latency_ms": latency.astype(np.float64),
-                "wall_ms": np.full(n, wall),
-                "trace": trace,
-                "error": None,
-            },
-            columns=[*RESULT_COLUMNS],
-        )
+        c = run_core(p, cfg)
+        return _result_frame(p, c, start)
 
     @staticmethod
     def _evidence_column(p: Prepared, bits: np.ndarray) -> np.ndarray:
@@ -459,6 +349,157 @@ class SupportDeskHarness:
             mask = bits == b
             out[mask] = col[mask]
         return out
+
+
+def run_core(p: Prepared, cfg: Mapping[str, Any]) -> Core:
+    """One config on prepared cases, as arrays (everything `run_batch` reports is derived from
+    this; `scoring.py` scores it without building a frame). `cfg` is `_resolve`d."""
+    n = p.n
+
+    # routing (seed 002): a read-free snapshot of the store replayed with these knobs
+    boosts = boost_table(cfg["feedback_step"], cfg["feedback_clamp"], cfg["feedback_decay"])
+    q_skill, q_conf, q_boost, q_expl = route_table(
+        p.queries, boosts, cfg["min_confidence"], p.lexical
+    )
+    skill = q_skill[p.query_idx]
+    routed = skill >= 0
+    on_remit = routed & (skill == p.remit)
+
+    # memory recall (seed 004), per entity group
+    surfaced, n_candidates = _recall(
+        p.groups, cfg["recency_days"], cfg["min_seen"], cfg["recall_cap"]
+    )
+    g_tokens = np.array([sum(12 + len(r.proposed_change or "") // 4 for r in s)
+                         for s in surfaced], dtype=np.int64)
+    g_effects = [
+        {_EFFECTS[r.fingerprint] for r in s if not r.injected} - {None} for s in surfaced
+    ]
+    look = {
+        kind: np.array([eff in g for g in g_effects], dtype=bool)[p.group_idx] & routed
+        for eff, kind in _LOOKUPS.items()
+    }
+    approve_cancel = np.array(["approve_cancellation" in g for g in g_effects])[p.group_idx]
+    extend_window = np.array(["extend_window" in g for g in g_effects])[p.group_idx]
+    refl_tokens = np.where(routed, g_tokens[p.group_idx], 0)
+
+    # retrieval: top_k by rank within max_hops, then keep while the budget holds
+    cand = p.present & (p.hop <= cfg["max_hops"]) & routed[:, None]
+    masked_rank = np.where(cand, p.rank, _ABSENT_RANK)
+    order = np.argsort(masked_rank, axis=1, kind="stable")
+    taken_sorted = np.take_along_axis(cand, order, axis=1)
+    taken_sorted[:, cfg["top_k"]:] = False
+    redact = bool(cfg["redact_pii"])
+    fixed = SYSTEM_TOKENS + p.request_tokens + refl_tokens + (REDACT_TOKENS if redact else 0)
+    per_doc = np.take_along_axis(p.tokens, order, axis=1)
+    if redact:
+        per_doc = per_doc + REDACT_PER_PII * np.take_along_axis(p.pii, order, axis=1)
+    cum = np.cumsum(np.where(taken_sorted, per_doc, 0), axis=1)
+    kept_sorted = taken_sorted & (cum + fixed[:, None] <= cfg["context_token_budget"])
+    kept = np.zeros_like(cand)
+    np.put_along_axis(kept, order, kept_sorted, axis=1)
+
+    # look-ups a recalled reflection suggested (outside the retrieval budget)
+    looked = np.zeros_like(kept)
+    for kind, mask in look.items():
+        k = _K[kind]
+        looked[:, k] = mask & p.present[:, k] & ~kept[:, k]
+    in_context = kept | looked
+
+    # decide, per skill, on what is in context
+    known = rules.Known(
+        order=in_context[:, _K["order"]],
+        receipt=in_context[:, _K["receipt"]],
+        receipt_exists=p.present[:, _K["receipt"]],
+        idv=in_context[:, _K["idv"]],
+        history=in_context[:, _K["history"]],
+        injected_note=p.injected_note & in_context[:, _K["note"]],
+    )
+    variant = np.full(n, Variant.misrouted, dtype=np.int8)
+    by_skill = {
+        "refunds": lambda: rules.refunds(
+            known, p.facts, threshold=float(cfg["approval_threshold"]),
+            require_proof=bool(cfg["require_window_proof"]), extend_window=extend_window),
+        "orders": lambda: rules.orders(known),
+        "cancellations": lambda: rules.cancellations(
+            known, p.facts, approve_anyway=approve_cancel),
+        "account": lambda: rules.account(known, p.facts, require_idv=bool(cfg["require_idv"])),
+        "faq": lambda: rules.faq(in_context[:, _K["policy"]]),
+    }
+    for si, name in enumerate(SKILLS):
+        mask = on_remit & (p.remit == si)
+        if mask.any():
+            variant[mask] = by_skill[name]()[mask]
+    variant[~routed] = Variant.esc_low_confidence
+    decision = rules.VARIANT_DECISION[variant]
+
+    # cost model
+    ev_tokens = (np.where(in_context, p.tokens, 0)).sum(axis=1)
+    pii_docs = (in_context & p.pii).sum(axis=1)
+    tokens_in = fixed + ev_tokens + (REDACT_PER_PII * pii_docs if redact else 0)
+    tokens_in = np.where(routed, tokens_in, SYSTEM_TOKENS + p.request_tokens)
+    tokens_out = rules.VARIANT_OUT_TOKENS[variant]
+    hops = np.where(routed, cfg["max_hops"], 0)
+    n_lookups = looked.sum(axis=1)
+    latency = (
+        LAT_BASE + LAT_PER_IN * tokens_in + LAT_PER_OUT * tokens_out + LAT_PER_HOP * hops
+        + LAT_PER_LOOKUP * n_lookups
+        + np.where(routed, LAT_RECALL + (LAT_REDACT if redact else 0.0), 0.0)
+    )
+    return Core(
+        cfg=dict(cfg), q_skill=q_skill, q_conf=q_conf, q_boost=q_boost, q_expl=q_expl,
+        surfaced=surfaced, n_candidates=n_candidates, routed=routed, variant=variant,
+        decision=decision, in_context=in_context, tokens_in=tokens_in, tokens_out=tokens_out,
+        latency=latency, redact=redact,
+    )
+
+
+def _result_frame(p: Prepared, c: Core, start: float) -> pd.DataFrame:
+    n = p.n
+    rows = np.arange(n)
+    redact, variant, routed, in_context = c.redact, c.variant, c.routed, c.in_context
+    q_skill, q_conf, q_boost, q_expl = c.q_skill, c.q_conf, c.q_boost, c.q_expl
+    surfaced, n_candidates = c.surfaced, c.n_candidates
+    decision, tokens_in, tokens_out, latency = c.decision, c.tokens_in, c.tokens_out, c.latency
+    texts = p.texts if redact else p.texts_raw
+    output = texts[rows, variant]
+    bits = (in_context.astype(np.int64) << np.arange(len(KINDS))).sum(axis=1)
+    evidence_used = SupportDeskHarness._evidence_column(p, bits)
+    route_events = [
+        {"event": "route", "skill": SKILLS[s] if s >= 0 else None, "confidence": float(cf),
+         "boost": float(b), "explanation": e}
+        for s, cf, b, e in zip(q_skill, q_conf, q_boost, q_expl, strict=True)
+    ]
+    recall_events = [
+        {"event": "reflection_recalled", "surfaced": len(s), "candidates": n_candidates,
+         "fingerprints": [r.fingerprint for r in s],
+         "section": render_observations(s)}
+        for s in surfaced
+    ]
+    skipped = {"event": "reflection_recalled", "surfaced": 0, "candidates": 0,
+               "fingerprints": [], "section": "", "skipped": "escalated before recall"}
+    decide_events = [{"event": "decide", "variant": v.name} for v in Variant]
+    trace = [
+        (route_events[q], recall_events[g] if r else skipped, decide_events[v])
+        for q, g, r, v in zip(
+            p.query_idx.tolist(), p.group_idx.tolist(), routed.tolist(), variant.tolist(),
+            strict=True)
+    ]
+    wall = (time.perf_counter() - start) * 1000.0 / max(n, 1)
+    return pd.DataFrame(
+        {
+            "case_id": p.case_ids,
+            "decision": rules.DECISION_NAMES[decision],
+            "output_text": output,
+            "evidence_used": evidence_used,
+            "tokens": (tokens_in + tokens_out).astype(np.int64),
+            "tokens_out": tokens_out.astype(np.int64),
+            "latency_ms": latency.astype(np.float64),
+            "wall_ms": np.full(n, wall),
+            "trace": trace,
+            "error": None,
+        },
+        columns=[*RESULT_COLUMNS],
+    )
 
 
 def _resolve(config: Mapping[str, Any]) -> dict[str, Any]:
