@@ -1,0 +1,133 @@
+"""Held-out confirmation of ResearchTask candidates (the trace split, not the replay set).
+
+The cluster stage discovers a pattern on the search split of the traces and carries its spec.
+Here the same pattern is recounted on the held-out split (`run_insights.measure`), its rate
+tested against the baseline rate outside it (the one-sided proportions z-test the cluster stage
+used), and the p-values Holm-corrected across the candidates tested, as the gate does for tuning
+candidates. Only then may a ResearchTask file exist.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from contextos_lab.gate.paired_tests import holm_adjust
+from contextos_lab.insights.research_queue import ResearchCandidate
+from contextos_lab.insights.run_insights import measure, runs_frame
+from contextos_lab.insights.split import HELDOUT, SplitSpec
+from contextos_lab.insights.support import rate_test
+
+Basis = Literal["confirmed_on_heldout", "no_tuning_candidate_closes_gap", "unconfirmed"]
+
+
+class ResearchConfirmation(BaseModel):
+    """One candidate's held-out recount and whether it may become a ResearchTask file."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    research_task_id: str
+    trigger_insight_id: str
+    #: The queued ResearchTask as the cluster stage built it (what emission writes).
+    task: dict[str, Any]
+    domain: str
+    pattern_spec: dict[str, Any]
+    search_counts: dict[str, Any]
+    heldout: dict[str, Any]
+    p_adjusted: float
+    confirmed: bool
+    basis: Basis
+    reason: str
+
+
+def load_candidates(insights_json: str | Path) -> list[ResearchCandidate]:
+    """ResearchTask candidates from notebook 01 / `cluster` (`insights.json`)."""
+    data = json.loads(Path(insights_json).read_text(encoding="utf-8"))
+    return [ResearchCandidate.model_validate(c) for c in data.get("research_candidates", [])]
+
+
+def heldout_runs(sources: Sequence[str], split: SplitSpec) -> pd.DataFrame:
+    """The held-out split of the sources' runs, recomputed from the declared split."""
+    from contextos_lab.insights.pipeline import load_sources
+
+    loaded = load_sources(list(sources))
+    runs = runs_frame(loaded.records, loaded.feedback, split)
+    return runs[runs["split"] == HELDOUT]
+
+
+def split_of(candidates: Sequence[ResearchCandidate]) -> SplitSpec:
+    splits = {json.dumps(c.split, sort_keys=True) for c in candidates}
+    if len(splits) > 1:
+        raise ValueError("research candidates declare different trace splits")
+    raw = dict(candidates[0].split) if candidates else {}
+    return SplitSpec(
+        heldout_fraction=float(raw.get("heldout_fraction", 0.3)),
+        salt=str(raw.get("salt", SplitSpec().salt)),
+    )
+
+
+def confirm(
+    candidates: Sequence[ResearchCandidate],
+    heldout: pd.DataFrame,
+    *,
+    alpha: float = 0.05,
+    tuning_closed_gap: bool = True,
+    target_intent: str | None = None,
+) -> list[ResearchConfirmation]:
+    """Recount every candidate on the held-out runs and decide which may be emitted.
+
+    Emitted (`confirmed`) when the pattern's held-out rate exceeds the baseline rate with
+    Holm-adjusted p < alpha; or, when no tuning candidate was promoted (`tuning_closed_gap`
+    False), for a candidate of the target's intent whose pattern still recurs on held-out (rate
+    above baseline, at least one hit): tuning did not close that gap, so it is a knowledge gap.
+    """
+    tests = []
+    for c in candidates:
+        counts = measure(c.pattern_spec, heldout).counts if c.pattern_spec else None
+        tests.append(rate_test(counts) if counts is not None else {"p_value": 1.0})
+    adjusted = holm_adjust([float(t.get("p_value") or 1.0) for t in tests])
+    out = []
+    for c, test, p_adj in zip(candidates, tests, adjusted, strict=True):
+        rate, base = test.get("rate"), test.get("baseline_rate")
+        above = rate is not None and base is not None and rate > base
+        recurs = above and int(test.get("hits_in") or 0) > 0
+        if above and p_adj < alpha:
+            basis: Basis = "confirmed_on_heldout"
+            reason = (
+                f"held-out rate {rate:.3g} > baseline {base:.3g} "
+                f"(Holm-adjusted p={p_adj:.3g} < {alpha})"
+            )
+        elif not tuning_closed_gap and recurs and c.task.scope.domain == (target_intent or ""):
+            basis = "no_tuning_candidate_closes_gap"
+            reason = (
+                f"no tuning candidate was promoted for {target_intent} and the pattern recurs "
+                f"on held-out (rate {rate:.3g} vs {base:.3g}, adjusted p={p_adj:.3g})"
+            )
+        else:
+            basis = "unconfirmed"
+            reason = (
+                "pattern not found on the held-out split"
+                if not test.get("n_in")
+                else f"held-out rate {rate} vs baseline {base}: Holm-adjusted p={p_adj:.3g}"
+            )
+        out.append(
+            ResearchConfirmation(
+                research_task_id=c.task.research_task_id,
+                trigger_insight_id=c.task.trigger_insight_id,
+                task=c.task.model_dump(mode="json"),
+                domain=c.task.scope.domain,
+                pattern_spec=c.pattern_spec,
+                search_counts=c.search_counts,
+                heldout={k: v for k, v in test.items() if k != "trend"},
+                p_adjusted=p_adj,
+                confirmed=basis != "unconfirmed",
+                basis=basis,
+                reason=reason,
+            )
+        )
+    return out

@@ -1,0 +1,242 @@
+"""Proposal files from a gate run: TuningProposals for `promote` verdicts only, ResearchTasks
+only for patterns the gate confirmed on the held-out split (or knowledge gaps tuning left open).
+
+Every file names the rendered HTML report it was reviewed with, by path and SHA-256, so a
+reviewer can tell the report they read is the one the proposal cites. Files are written
+atomically (temp file, then a hard link that fails if the name exists), so a reader never sees
+half a proposal and an existing id is never overwritten. Nothing here touches a harness.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from contextos_lab.gate.run_gate import GateRun
+from contextos_lab.gate.verdict import GateDecision
+from contextos_lab.schemas.base import Envelope
+from contextos_lab.schemas.ids import new_id
+from contextos_lab.schemas.research import ResearchTask
+from contextos_lab.schemas.tuning import (
+    BaselineTuple,
+    CandidateChange,
+    ReportRef,
+    TuningProposal,
+    TuningTarget,
+    ValueChange,
+)
+
+PROPOSALS_DIR = "proposals"
+
+
+class ProposalExists(FileExistsError):
+    """A proposal file with that id already exists; it is never overwritten."""
+
+
+class EmitResult(BaseModel):
+    """What emission wrote, what it refused to write, and why."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_id: str
+    tuning_proposals: list[str] = Field(default_factory=list)
+    research_tasks: list[str] = Field(default_factory=list)
+    not_emitted: list[dict[str, Any]] = Field(default_factory=list)
+    existing: list[str] = Field(default_factory=list)
+    message: str = ""
+
+
+def sha256_file(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def report_ref(report: str | Path, proposals_dir: str | Path) -> ReportRef:
+    """The report as a proposal cites it: path relative to the proposal's folder, and hash."""
+    rel = os.path.relpath(Path(report).resolve(), Path(proposals_dir).resolve())
+    return ReportRef(path=rel, sha256=sha256_file(report))
+
+
+def report_matches(proposal_file: str | Path) -> bool:
+    """True when the HTML a proposal file cites exists and still has the recorded hash."""
+    import json
+
+    data = json.loads(Path(proposal_file).read_text(encoding="utf-8"))
+    ref = data.get("report") or {}
+    target = Path(proposal_file).parent / ref.get("path", "")
+    return bool(ref) and target.is_file() and sha256_file(target) == ref.get("sha256")
+
+
+def write_new(path: Path, text: str) -> Path:
+    """Write `text` to `path` atomically; refuse (ProposalExists) if `path` already exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        try:
+            os.link(tmp, path)  # atomic, and fails instead of replacing an existing file
+        except FileExistsError as exc:
+            raise ProposalExists(f"{path} exists; proposal ids are never overwritten") from exc
+    finally:
+        os.unlink(tmp)
+    return path
+
+
+def write_envelope(envelope: Envelope, directory: str | Path) -> Path:
+    return write_new(
+        Path(directory) / f"{envelope.artifact_id}.json",
+        envelope.model_dump_json(indent=1, by_alias=True) + "\n",
+    )
+
+
+def _layer(layers: list[str]) -> str:
+    return "+".join(sorted(layers)) if layers else "config"
+
+
+def expected_delta(decision: GateDecision) -> dict[str, Any]:
+    """Per metric: held-out delta with its 95% bootstrap interval, the test and its p-value."""
+    return {
+        t.metric: {
+            "delta": t.delta,
+            "ci_low": t.ci_low,
+            "ci_high": t.ci_high,
+            "baseline": t.baseline_mean,
+            "candidate": t.candidate_mean,
+            "test": t.test,
+            "p_value": t.p_value,
+            "n": t.n,
+        }
+        for t in decision.tests
+    }
+
+
+def tuning_proposal(run: GateRun, decision: GateDecision, report: ReportRef) -> TuningProposal:
+    """The seed-001 TuningProposal for one promoted candidate."""
+    if decision.verdict != "promote":
+        raise ValueError(f"{decision.candidate_id} is {decision.verdict!r}; only promote emits")
+    cand = run.candidate(decision.candidate_id)
+    return TuningProposal(
+        tuning_proposal_id=new_id("at", seed=f"{run.run_id}:{cand.candidate_id}"),
+        target=TuningTarget.model_validate(run.target),
+        guardrails={**run.guardrails, "as_strings": run.guardrail_strings},
+        baseline_tuple=BaselineTuple.model_validate(run.baseline_tuple),
+        tunable_surfaces=tuple(run.tunable_surfaces),
+        search_set=f"{run.search_set['path']}@sha256:{run.search_set['manifest_hash']}",
+        heldout_test_set=f"{run.heldout['path']}@sha256:{run.heldout['manifest_hash']}",
+        rollback_target=run.rollback_target,
+        candidate_change=CandidateChange(
+            layer=_layer(cand.layers),
+            diff={k: ValueChange.model_validate(v) for k, v in cand.config_diff.items()},
+        ),
+        expected_delta=expected_delta(decision),
+        evaluation_run_id=run.run_id,
+        gate={
+            "verdict": decision.verdict,
+            "reasons": list(decision.reasons),
+            "candidate_id": cand.candidate_id,
+            "study": run.study,
+            "trial_number": cand.trial_number,
+            "target_metric": decision.target_metric,
+            "target_p_value": decision.target_p_value,
+            "target_p_adjusted": decision.target_p_adjusted,
+            "correction": f"holm across {len(run.decisions)} candidate(s)",
+            "alpha": run.alpha,
+            "heldout_cases": decision.n_cases,
+            "heldout_manifest_hash": run.heldout["manifest_hash"],
+            "prior_heldout_reads": run.prior_heldout_reads,
+            "reads_warning": run.reads_warning,
+            "spec_hash": run.spec_hash,
+        },
+        report=report,
+    )
+
+
+def research_task(run: GateRun, index: int, report: ReportRef) -> ResearchTask:
+    c = run.research[index]
+    if not c.confirmed:
+        raise ValueError(f"{c.research_task_id} is unconfirmed on held-out; it is not emitted")
+    return ResearchTask.model_validate(
+        {
+            **c.task,
+            "confirmation": {
+                "basis": c.basis,
+                "reason": c.reason,
+                "evaluation_run_id": run.run_id,
+                "pattern_spec": c.pattern_spec,
+                "search_counts": c.search_counts,
+                "heldout": c.heldout,
+                "p_adjusted": c.p_adjusted,
+                "correction": f"holm across {len(run.research)} candidate(s)",
+                "alpha": run.alpha,
+            },
+            "report": report.model_dump(),
+        }
+    )
+
+
+def emit(run: GateRun, report: str | Path, out_dir: str | Path) -> EmitResult:
+    """Write the proposal files a gate run earns into `out_dir/proposals/`.
+
+    `report` is the rendered HTML of the gate notebook for this run (its hash goes into every
+    file). An id that already exists is left as it is and listed in `existing`.
+    """
+    target = Path(out_dir) / PROPOSALS_DIR
+    ref = report_ref(report, target)
+    written_t: list[str] = []
+    written_r: list[str] = []
+    existing: list[str] = []
+    not_emitted: list[dict[str, Any]] = []
+    for d in run.decisions:
+        if d.verdict != "promote":
+            not_emitted.append(
+                {"candidate_id": d.candidate_id, "verdict": d.verdict, "reasons": list(d.reasons)}
+            )
+            continue
+        proposal = tuning_proposal(run, d, ref)
+        try:
+            written_t.append(str(write_envelope(proposal, target)))
+        except ProposalExists:
+            existing.append(proposal.artifact_id)
+    for i, c in enumerate(run.research):
+        if not c.confirmed:
+            not_emitted.append(
+                {"research_task_id": c.research_task_id, "verdict": c.basis, "reasons": [c.reason]}
+            )
+            continue
+        task = research_task(run, i, ref)
+        try:
+            written_r.append(str(write_envelope(task, target)))
+        except ProposalExists:
+            existing.append(task.artifact_id)
+    if written_t:
+        message = f"{len(written_t)} TuningProposal file(s) in {target}"
+    else:
+        verdicts = sorted({d.verdict for d in run.decisions}) or ["no feasible candidates"]
+        message = (
+            f"nothing promoted on held-out ({len(run.decisions)} candidate(s): "
+            f"{', '.join(verdicts)}); no TuningProposal emitted"
+        )
+    if written_r:
+        message += f"; {len(written_r)} ResearchTask file(s)"
+    if existing:
+        message += f"; {len(existing)} id(s) already existed and were left untouched"
+    return EmitResult(
+        run_id=run.run_id,
+        tuning_proposals=written_t,
+        research_tasks=written_r,
+        not_emitted=not_emitted,
+        existing=existing,
+        message=message,
+    )

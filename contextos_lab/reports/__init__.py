@@ -1,0 +1,1 @@
+"""Rendered outputs: executed notebooks as HTML reports whose hashes proposals record."""

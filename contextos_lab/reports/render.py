@@ -1,0 +1,115 @@
+"""Execute a notebook with papermill and render it to HTML with nbconvert.
+
+Reports land in `<out>/reports/<run_id>/<name>.ipynb|.html`. The HTML is self-contained (figures
+are embedded), so its SHA-256 pins exactly what a reviewer saw. When a notebook fails, the
+partial executed notebook is kept beside where the report would be, and `NotebookFailed` says
+where it is and which cell failed.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = REPO_ROOT / "notebooks"
+KERNEL = "python3"
+
+
+class NotebookFailed(RuntimeError):
+    """A notebook raised; `partial` is the executed notebook up to the failing cell."""
+
+    def __init__(self, notebook: str, partial: Path, detail: str) -> None:
+        self.notebook, self.partial, self.detail = notebook, partial, detail
+        super().__init__(
+            f"notebook {notebook} failed: {detail}\n  partial executed notebook kept at {partial}"
+        )
+
+
+@dataclass(frozen=True)
+class RenderedReport:
+    notebook: Path
+    html: Path
+    sha256: str
+
+
+def report_dir(out_dir: str | Path, run_id: str) -> Path:
+    return Path(out_dir) / "reports" / run_id
+
+
+def execute(
+    name: str,
+    parameters: Mapping[str, Any],
+    output: Path,
+    *,
+    cwd: Path = REPO_ROOT,
+    env: Mapping[str, str] | None = None,
+) -> Path:
+    """Run `notebooks/<name>.ipynb` headless into `output`; NotebookFailed on any error."""
+    import papermill as pm
+
+    source = NOTEBOOKS / f"{name}.ipynb"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    saved = {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})
+    try:
+        pm.execute_notebook(
+            str(source),
+            str(output),
+            parameters=dict(parameters),
+            kernel_name=KERNEL,
+            cwd=str(cwd),
+            progress_bar=False,
+            log_output=False,
+        )
+    except pm.PapermillExecutionError as exc:
+        detail = f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
+        raise NotebookFailed(name, output, detail) from exc
+    except Exception as exc:  # kernel death, missing kernel, bad parameters
+        raise NotebookFailed(name, output, f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return output
+
+
+def to_html(notebook: Path, html: Path | None = None) -> RenderedReport:
+    """Render an executed notebook to one self-contained HTML file (atomically)."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    from contextos_lab.proposals.emit import sha256_file
+
+    html = html or notebook.with_suffix(".html")
+    nb = nbformat.read(str(notebook), as_version=4)
+    exporter = HTMLExporter()
+    exporter.exclude_input_prompt = True
+    exporter.exclude_output_prompt = True
+    body, _ = exporter.from_notebook_node(nb)
+    fd, tmp = tempfile.mkstemp(dir=html.parent, prefix=f".{html.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(body)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, html)
+    return RenderedReport(notebook=notebook, html=html, sha256=sha256_file(html))
+
+
+def run_report(
+    name: str,
+    parameters: Mapping[str, Any],
+    out_dir: str | Path,
+    run_id: str,
+    *,
+    env: Mapping[str, str] | None = None,
+) -> RenderedReport:
+    """Execute `name` into `<out>/reports/<run_id>/` and render it; the HTML is the report."""
+    folder = report_dir(out_dir, run_id)
+    executed = execute(name, parameters, folder / f"{name}.ipynb", env=env)
+    return to_html(executed)
