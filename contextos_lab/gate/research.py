@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from contextos_lab.gate.paired_tests import holm_adjust
 from contextos_lab.insights.research_queue import ResearchCandidate
-from contextos_lab.insights.run_insights import measure, runs_frame
+from contextos_lab.insights.run_insights import RULES, measure, runs_frame
 from contextos_lab.insights.split import HELDOUT, SplitSpec
 from contextos_lab.insights.support import rate_test
 
@@ -61,10 +61,10 @@ def heldout_runs(sources: Sequence[str], split: SplitSpec) -> pd.DataFrame:
 
 
 def split_of(candidates: Sequence[ResearchCandidate]) -> SplitSpec:
-    splits = {json.dumps(c.split, sort_keys=True) for c in candidates}
-    if len(splits) > 1:
+    declared = [c.split for c in candidates if c.split]
+    if len({json.dumps(s, sort_keys=True) for s in declared}) > 1:
         raise ValueError("research candidates declare different trace splits")
-    raw = dict(candidates[0].split) if candidates else {}
+    raw = dict(declared[0]) if declared else {}
     return SplitSpec(
         heldout_fraction=float(raw.get("heldout_fraction", 0.3)),
         salt=str(raw.get("salt", SplitSpec().salt)),
@@ -88,8 +88,11 @@ def confirm(
     """
     tests = []
     for c in candidates:
-        counts = measure(c.pattern_spec, heldout).counts if c.pattern_spec else None
-        tests.append(rate_test(counts) if counts is not None else {"p_value": 1.0})
+        if c.pattern_spec.get("rule") not in RULES:
+            # e.g. a feedback cluster: no rule recounts it on runs, so it cannot be confirmed.
+            tests.append({"p_value": 1.0, "untestable": c.pattern_spec.get("rule")})
+            continue
+        tests.append(rate_test(measure(c.pattern_spec, heldout).counts))
     adjusted = holm_adjust([float(t.get("p_value") or 1.0) for t in tests])
     out = []
     for c, test, p_adj in zip(candidates, tests, adjusted, strict=True):
@@ -102,7 +105,7 @@ def confirm(
                 f"held-out rate {rate:.3g} > baseline {base:.3g} "
                 f"(Holm-adjusted p={p_adj:.3g} < {alpha})"
             )
-        elif not tuning_closed_gap and recurs and c.task.scope.domain == (target_intent or ""):
+        elif not tuning_closed_gap and recurs and _within(c.task.scope.domain, target_intent):
             basis = "no_tuning_candidate_closes_gap"
             reason = (
                 f"no tuning candidate was promoted for {target_intent} and the pattern recurs "
@@ -110,11 +113,12 @@ def confirm(
             )
         else:
             basis = "unconfirmed"
-            reason = (
-                "pattern not found on the held-out split"
-                if not test.get("n_in")
-                else f"held-out rate {rate} vs baseline {base}: Holm-adjusted p={p_adj:.3g}"
-            )
+            if test.get("untestable"):
+                reason = f"rule {test['untestable']!r} cannot be recounted on the held-out runs"
+            elif not test.get("n_in"):
+                reason = "pattern not found on the held-out split"
+            else:
+                reason = f"held-out rate {rate:.3g} vs baseline {base}: adjusted p={p_adj:.3g}"
         out.append(
             ResearchConfirmation(
                 research_task_id=c.task.research_task_id,
@@ -131,3 +135,8 @@ def confirm(
             )
         )
     return out
+
+
+def _within(domain: str, intent: str | None) -> bool:
+    """`support.refund.execute` is within the target intent `support.refund`."""
+    return bool(intent) and (domain == intent or domain.startswith(f"{intent}."))

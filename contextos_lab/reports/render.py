@@ -8,6 +8,7 @@ where it is and which cell failed.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from collections.abc import Mapping
@@ -54,6 +55,8 @@ def execute(
 
     source = NOTEBOOKS / f"{name}.ipynb"
     output.parent.mkdir(parents=True, exist_ok=True)
+    # papermill warns about every parameter comment it cannot type-parse; not the user's concern
+    logging.getLogger("papermill").setLevel(logging.ERROR)
     saved = {k: os.environ.get(k) for k in (env or {})}
     os.environ.update(env or {})
     try:

@@ -1,0 +1,153 @@
+"""`contextos-lab gate --study NAME --spec SPEC --out DIR`: the held-out gate alone.
+
+Runs notebook 03 headless (papermill) into `DIR/reports/<run_id>/`, renders it to HTML and emits
+proposal files for `promote` verdicts only, each citing that HTML by hash. Exit 0 even when
+nothing is promoted (it says so); non-zero with a message on a bad spec, unreachable storage,
+a held-out set that overlaps the search set, or a failed notebook (the partial executed
+notebook is kept and its path printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from contextos_lab.autotune.commands import EXIT_MISMATCH, EXIT_SPEC, EXIT_STORAGE
+from contextos_lab.autotune.spec import SpecError, load_spec
+from contextos_lab.autotune.study import StorageUnreachable, default_storage_url, open_storage
+from contextos_lab.proposals.emit import EmitResult
+from contextos_lab.reports.render import NotebookFailed
+
+EXIT_NOTEBOOK, EXIT_HELDOUT, EXIT_NO_STUDY = 6, 7, 8
+GATE_NOTEBOOK = "03_heldout_gate"
+#: Exception names raised inside notebook 03 that deserve their own exit code.
+_NOTEBOOK_ERRORS = {
+    "HeldoutOverlapError": EXIT_HELDOUT,
+    "StudyNotFound": EXIT_NO_STUDY,
+    "StudyMismatch": EXIT_MISMATCH,
+    "StorageUnreachable": EXIT_STORAGE,
+    "SpecError": EXIT_SPEC,
+}
+
+
+class JobError(RuntimeError):
+    """A refused or failed job step, with the exit code the CLI returns for it."""
+
+    def __init__(self, message: str, code: int) -> None:
+        self.code = code
+        super().__init__(message)
+
+
+def check_inputs(spec_path: str | Path, storage: str | None, out: Path) -> str:
+    """Refuse a bad spec or unreachable storage before any notebook starts; the storage URL."""
+    from contextos_lab.autotune.context import prepare
+
+    try:
+        prepare(load_spec(spec_path))
+    except SpecError as exc:
+        raise JobError(str(exc), EXIT_SPEC) from exc
+    out.mkdir(parents=True, exist_ok=True)
+    url = storage or default_storage_url(out)
+    try:
+        open_storage(url)
+    except StorageUnreachable as exc:
+        raise JobError(f"storage unreachable: {exc}", EXIT_STORAGE) from exc
+    return url
+
+
+def gate_and_emit(
+    *,
+    spec_path: Path,
+    out: Path,
+    storage: str,
+    run_id: str,
+    study: str | None = None,
+    ledger: str | None = None,
+    insights: str | None = None,
+    sources: Sequence[str] = ("synthetic",),
+    max_candidates: int | None = None,
+) -> tuple[EmitResult, Path]:
+    """Notebook 03 → HTML report → emission. Returns what was emitted and the report path."""
+    from contextos_lab.gate.run_gate import GATE_FILE, load_gate_run
+    from contextos_lab.proposals.emit import emit
+    from contextos_lab.reports.render import run_report
+
+    params = {
+        "study": study,
+        "storage": storage,
+        "spec_path": str(spec_path.resolve()),
+        "out_dir": str(out.resolve()),
+        "run_id": run_id,
+        "ledger": str(Path(ledger).resolve()) if ledger else None,
+        "max_candidates": max_candidates,
+        "insights": str(Path(insights).resolve()) if insights else None,
+        "sources": list(sources),
+    }
+    try:
+        report = run_report(GATE_NOTEBOOK, params, out, run_id)
+    except NotebookFailed as exc:
+        code = next((c for n, c in _NOTEBOOK_ERRORS.items() if n in exc.detail), EXIT_NOTEBOOK)
+        raise JobError(str(exc), code) from exc
+    run = load_gate_run(out / GATE_FILE)
+    if run.run_id != run_id:
+        raise JobError(f"{out / GATE_FILE} is not from run {run_id}", EXIT_NOTEBOOK)
+    return emit(run, report.html, out), report.html
+
+
+def print_emitted(result: EmitResult, report: Path, reads: int | None = None) -> None:
+    print(result.message)
+    for path in [*result.tuning_proposals, *result.research_tasks]:
+        print(f"  {path}")
+    shown = [n for n in result.not_emitted if n.get("verdict") != "no_effect"][:8]
+    for n in shown:
+        who = n.get("candidate_id") or n.get("research_task_id")
+        print(f"  not emitted: {who} ({n['verdict']}): {n['reasons'][0][:160]}")
+    if reads is not None:
+        print(f"held-out reads before this run: {reads}")
+    print(f"report: {report}")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "gate",
+        help="held-out gate for a study: notebook 03, HTML report, proposal files",
+        description=(
+            "Re-run the baseline and the study's feasible Pareto front on the spec's held-out "
+            "set, paired by case; emit TuningProposal files for promoted candidates only."
+        ),
+    )
+    p.add_argument("--study", default=None, help="study name (default: the spec's name)")
+    p.add_argument("--spec", required=True, help="run spec (YAML or JSON)")
+    p.add_argument("--out", required=True, help="output folder (gate.json, reports/, proposals/)")
+    p.add_argument("--storage", default=None, help="Optuna storage (default sqlite DIR/study.db)")
+    p.add_argument("--ledger", default=None, help="held-out read ledger (JSON lines)")
+    p.add_argument("--insights", default=None, help="insights.json to confirm ResearchTasks")
+    p.add_argument("--sources", nargs="*", default=["synthetic"], help="trace sources of 01")
+    p.add_argument("--max-candidates", type=int, default=None)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from contextos_lab.schemas.ids import new_id
+
+    out = Path(args.out)
+    try:
+        url = check_inputs(args.spec, args.storage, out)
+        result, report = gate_and_emit(
+            spec_path=Path(args.spec),
+            out=out,
+            storage=url,
+            run_id=new_id("eval"),
+            study=args.study,
+            ledger=args.ledger,
+            insights=args.insights,
+            sources=args.sources,
+            max_candidates=args.max_candidates,
+        )
+    except JobError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.code
+    print_emitted(result, report)
+    return 0

@@ -1,0 +1,128 @@
+"""`contextos-lab sweep SPEC --out DIR`: the scheduled path, notebooks 02 and 03, then emission.
+
+Notebook 02 runs (or resumes) the study on the search set; notebook 03 gates the feasible front
+on the held-out set; both are executed by papermill and rendered to HTML under
+`DIR/reports/<run_id>/`. Proposal files go to `DIR/proposals/`. Exit 0 on success even when
+nothing is promoted; a bad spec, unreachable storage or a failed notebook exits non-zero with a
+message (a failed notebook's partial executed copy is kept for debugging).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from contextos_lab.gate.commands import (
+    EXIT_NOTEBOOK,
+    JobError,
+    check_inputs,
+    gate_and_emit,
+    print_emitted,
+)
+from contextos_lab.proposals.emit import EmitResult
+from contextos_lab.reports.render import NotebookFailed, RenderedReport
+
+SWEEP_NOTEBOOK = "02_autotune_sweep"
+
+
+@dataclass(frozen=True)
+class SweepJob:
+    run_id: str
+    sweep_report: RenderedReport
+    gate_report: Path
+    emitted: EmitResult
+
+
+def run_sweep(
+    spec_path: str | Path,
+    out: str | Path,
+    *,
+    n_trials: int | None = None,
+    storage: str | None = None,
+    workers: int = 1,
+    ledger: str | None = None,
+    insights: str | None = None,
+    sources: Sequence[str] = ("synthetic",),
+    max_candidates: int | None = None,
+    run_id: str | None = None,
+) -> SweepJob:
+    """Check inputs, run 02 then 03 under papermill, emit. Raises JobError with an exit code."""
+    from contextos_lab.autotune.spec import load_spec
+    from contextos_lab.reports.render import run_report
+    from contextos_lab.schemas.ids import new_id
+
+    out_dir = Path(out)
+    url = check_inputs(spec_path, storage, out_dir)
+    run_id = run_id or new_id("eval")
+    budget = n_trials if n_trials is not None else load_spec(spec_path).n_trials
+    try:
+        sweep_report = run_report(
+            SWEEP_NOTEBOOK,
+            {
+                "spec_path": str(Path(spec_path).resolve()),
+                "out_dir": str(out_dir.resolve()),
+                "n_trials": budget,
+                "storage": url,
+                "workers": workers,
+            },
+            out_dir,
+            run_id,
+        )
+    except NotebookFailed as exc:
+        raise JobError(str(exc), EXIT_NOTEBOOK) from exc
+    emitted, gate_report = gate_and_emit(
+        spec_path=Path(spec_path),
+        out=out_dir,
+        storage=url,
+        run_id=run_id,
+        ledger=ledger,
+        insights=insights,
+        sources=sources,
+        max_candidates=max_candidates,
+    )
+    return SweepJob(run_id, sweep_report, gate_report, emitted)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "sweep",
+        help="notebooks 02 (search) and 03 (held-out gate) with papermill, then emit proposals",
+        description=(
+            "The scheduled job: run or resume the study a spec declares, gate its feasible "
+            "Pareto front on held-out, render both notebooks to HTML and emit proposal files."
+        ),
+    )
+    p.add_argument("spec", help="run spec (YAML or JSON)")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--n-trials", type=int, default=None, help="budget incl. baseline trial")
+    p.add_argument("--storage", default=None, help="Optuna storage URL or journal path")
+    p.add_argument("--workers", type=int, default=1, help="worker processes on one study")
+    p.add_argument("--ledger", default=None, help="held-out read ledger (JSON lines)")
+    p.add_argument("--insights", default=None, help="insights.json to confirm ResearchTasks")
+    p.add_argument("--sources", nargs="*", default=["synthetic"], help="trace sources of 01")
+    p.add_argument("--max-candidates", type=int, default=None)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        job = run_sweep(
+            args.spec,
+            args.out,
+            n_trials=args.n_trials,
+            storage=args.storage,
+            workers=args.workers,
+            ledger=args.ledger,
+            insights=args.insights,
+            sources=args.sources,
+            max_candidates=args.max_candidates,
+        )
+    except JobError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.code
+    print(f"evaluation run {job.run_id}; sweep report: {job.sweep_report.html}")
+    print_emitted(job.emitted, job.gate_report)
+    return 0
