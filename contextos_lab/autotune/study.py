@@ -21,6 +21,7 @@ overshoot the budget by at most N-1 trials.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import multiprocessing as mp
 import os
@@ -108,7 +109,7 @@ def open_storage(url: str) -> BaseStorage:
             if not parent.is_dir():
                 raise FileNotFoundError(f"folder {parent} does not exist")
             _repair_journal_tail(Path(path))
-            return JournalStorage(JournalFileBackend(path))
+            return JournalStorage(_FlushedJournalFileBackend(path))
         engine_kwargs: dict[str, Any] = {}
         if url.startswith("sqlite"):
             db = url.split(":///", 1)[-1]
@@ -142,6 +143,25 @@ def _tune_sqlite(storage: RDBStorage) -> None:
     engine.dispose()
     with engine.connect() as conn:
         conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+
+
+class _FlushedJournalFileBackend(JournalFileBackend):
+    """Optuna's journal file, appended under its lock and flushed to the OS, without an fsync
+    per append: the same trade as SQLite's `synchronous=NORMAL` above. Other processes see
+    each record as soon as it is flushed; only an OS crash or power loss can drop the last
+    records, and a torn last line is repaired by `_repair_journal_tail` on the next open.
+    (An fsync per append was ~14 per trial and ~25 ms of framework time per trial here.)"""
+
+    def append_logs(self, logs: list[dict[str, Any]]) -> None:
+        data = "\n".join(json.dumps(entry, separators=(",", ":")) for entry in logs) + "\n"
+        lock = self._lock
+        lock.acquire()  # blocks (with backoff) until this process holds the journal lock
+        try:
+            with open(self._file_path, "ab") as f:
+                f.write(data.encode("utf-8"))
+                f.flush()
+        finally:
+            lock.release()
 
 
 def _repair_journal_tail(path: Path) -> None:
