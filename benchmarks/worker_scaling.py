@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -184,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(RESULTS / "worker_scaling.json"))
     args = parser.parse_args(argv)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    load_before = os.getloadavg()
+    print(f"load average before: {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for kind in args.storages.split(","):
@@ -194,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
                     else f"sqlite:///{tmp}/{kind}_{workers}.db"
                 )
                 row = measure(url, workers, args.trials, args.harness_s)
+                row["load_average_1min_after"] = round(os.getloadavg()[0], 2)
                 rows.append(row)
                 print(
                     f"  {row['storage']:8s} workers={workers}: {row['trials_per_s']:.3f} "
@@ -212,14 +216,25 @@ def main(argv: list[str] | None = None) -> int:
                 two["trials_per_s_end_to_end"] / one["trials_per_s_end_to_end"]
             ),
             "overhead_share_1_worker": float(one["overhead_share"]),
+            "overhead_ms_per_trial_1_worker": float(one["overhead_share"]) * args.harness_s * 1000,
+        }
+        summary[kind]["goals_met"] = {
+            "speedup_ge_1.8": summary[kind]["speedup_2_workers"] >= 1.8,
+            "overhead_le_5pct": summary[kind]["overhead_share_1_worker"] <= 0.05,
         }
         print(
             f"{kind}: speedup x{summary[kind]['speedup_2_workers']:.2f} "
             f"(end to end x{summary[kind]['speedup_2_workers_end_to_end']:.2f}), "
             f"overhead {summary[kind]['overhead_share_1_worker']:.1%} of harness time"
         )
+    load_after = os.getloadavg()
+    print(f"load average after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
     result = {
         "harness_s": args.harness_s,
+        "cpus": os.cpu_count(),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in load_after],
+        "journal_backend": "JournalFileBackend, flushed per append without fsync (study.py)",
         "trials": args.trials,
         "optuna": optuna.__version__,
         "goals": {"speedup": 1.8, "overhead_share_max": 0.05},
