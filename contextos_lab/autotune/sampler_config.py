@@ -20,8 +20,13 @@ class SamplerConfig(BaseModel):
 
     `tpe` is the kit's default, tuned on the reference harness (benchmarks/search_efficiency.py):
     multivariate TPE that models the discrete knobs jointly, with a short random start-up because
-    the baseline trial already anchors the search. `optuna_default` is whatever
-    `optuna.create_study` picks with no sampler (kept only as a benchmark comparison).
+    the baseline trial already anchors the search. On the exhaustively enumerated reference grid
+    it finds a median 0.978 of the true feasible hypervolume in 100 trials (random search 0.897,
+    Optuna's plain TPESampler 0.972); on 20 held-out seeds no other start-up length, candidate
+    count or independent TPE had a higher median at any budget
+    (benchmarks/results/search_efficiency.json, `sampler_tuning`).
+    `optuna_default` is whatever `optuna.create_study` picks with no sampler (kept only as a
+    benchmark comparison).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
