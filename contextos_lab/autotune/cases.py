@@ -6,6 +6,7 @@ alone that the optimizer never saw a held-out case.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +101,22 @@ def _manifest_hash(manifest: Any) -> str:
     if isinstance(manifest, Mapping):
         return sha256_hex(canonical_json(dict(manifest)))
     return ""
+
+
+def heldout_case_hashes(path: str | Path) -> dict[str, str]:
+    """Case id -> content hash of a held-out set without reading its cases.
+
+    A replay-set folder answers from its manifest; a single file has no manifest, so its cases
+    must be hashed (a folder with a manifest is the layout the gate expects).
+    """
+    from contextos_lab.harness.replay_sets import MANIFEST_FILE
+
+    p = Path(path)
+    manifest = p / MANIFEST_FILE
+    if p.is_dir() and manifest.is_file():
+        cases = json.loads(manifest.read_text(encoding="utf-8"))["cases"]
+        return {str(k): str(v) for k, v in cases.items()}
+    return load_case_set(p).id_to_hash()
 
 
 def overlap(a: CaseSet, b: CaseSet) -> list[str]:

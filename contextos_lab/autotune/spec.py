@@ -459,14 +459,19 @@ def default_set_checker(search: Path, heldout: Path) -> list[str]:
         return problems
     if search.resolve() == heldout.resolve():
         return ["search_set and heldout_test_set resolve to the same folder"]
-    from contextos_lab.autotune.cases import load_case_set, overlap
+    from contextos_lab.autotune.cases import heldout_case_hashes, load_case_set
+    from contextos_lab.harness.replay_sets import ReplaySetOverlapError, check_disjoint
 
     try:
-        a, b = load_case_set(search), load_case_set(heldout)
+        # The held-out side is read from its manifest only: the gate is the one reader of
+        # held-out cases (it re-verifies them against this manifest when it runs).
+        a, b = load_case_set(search).id_to_hash(), heldout_case_hashes(heldout)
     except Exception as exc:
         return [f"replay sets: cannot load ({type(exc).__name__}: {exc})"]
-    shared = overlap(a, b)
-    if shared:
+    try:
+        check_disjoint(a, b)
+    except ReplaySetOverlapError as exc:
+        shared = [f"{x}={y}" if x != y else x for x, y in exc.shared]
         return [
             f"search_set and heldout_test_set share {len(shared)} case(s) (same content or id): "
             f"{shared[:5]}"
