@@ -7,10 +7,14 @@ candidate on the same held-out cases. Decision rules (DESIGN.md, "Gate semantics
   violations rise significantly (exact McNemar, p < alpha), or an accepted delta for utility,
   latency or economics is exceeded by the observed held-out delta (point estimate: the gate
   never promotes a change whose measured cost already exceeds its allowance);
-- promote: the target metric moves the declared way and its Holm-adjusted p < alpha;
+- promote: the target metric moves the declared way, its Holm-adjusted p < alpha, and the
+  bootstrap interval of its mean delta lies wholly on the improving side;
 - underpowered: it moves the right way but not significantly; the report carries the held-out
-  size a power analysis says would be needed;
-- no_effect: it does not move the right way and nothing is breached.
+  size a power analysis says would be needed at alpha/m (Holm's strictest step);
+- no_effect: it does not move the right way and nothing is breached (a target that worsens
+  significantly is said so in the reasons).
+
+Missing policy/safety scores count as violations; any other missing score is refused.
 """
 
 from __future__ import annotations
@@ -136,6 +140,28 @@ def _improves(delta: float, direction: str) -> bool:
     return delta > 0 if direction == "increase" else delta < 0
 
 
+def _interval_improves(test: PairedTest, direction: str) -> bool:
+    """The whole bootstrap interval of the mean delta lies on the improving side."""
+    return test.ci_low > 0 if direction == "increase" else test.ci_high < 0
+
+
+def _checked_frame(name: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """Missing floor scores count as violations; any other missing score is refused.
+
+    A NaN must never make a mean look better than the cases it hides (pandas skips NaN).
+    """
+    missing = [m for m in EVALUATORS if m not in frame.columns]
+    if missing:
+        raise ValueError(f"{name}: per-case frame lacks evaluator columns {missing}")
+    frame = frame.copy()
+    for metric in ("policy", "safety"):
+        frame[metric] = frame[metric].astype(float).fillna(0.0)
+    gaps = {m: int(frame[m].isna().sum()) for m in EVALUATORS if frame[m].isna().any()}
+    if gaps:
+        raise ValueError(f"{name}: missing per-case scores {gaps}; re-run those cases")
+    return frame
+
+
 def _breaches(
     tests: list[PairedTest], candidate: pd.DataFrame, guardrails: GateGuardrails, alpha: float
 ) -> list[str]:
@@ -178,6 +204,8 @@ def decide(
     """Verdicts for every candidate, Holm-corrected across candidates on the target metric."""
     if target_metric not in BETTER:
         raise ValueError(f"unknown target metric {target_metric!r}; one of {sorted(BETTER)}")
+    baseline = _checked_frame("baseline", baseline)
+    candidates = {cid: _checked_frame(cid, frame) for cid, frame in candidates.items()}
     all_tests = {
         cid: metric_tests(baseline, frame, seed=seed, n_boot=n_boot)
         for cid, frame in candidates.items()
@@ -197,7 +225,7 @@ def decide(
         if breaches:
             verdict: Verdict = "regression"
             reasons = breaches
-        elif improves and adjusted[cid] < alpha:
+        elif improves and adjusted[cid] < alpha and _interval_improves(target, target_direction):
             verdict = "promote"
             reasons = [
                 f"{target_name} {target_direction}s by {target.delta:+.4g} "
@@ -212,15 +240,24 @@ def decide(
                 if target.outcome == "binary"
                 else frame[target_name].to_numpy(float) - baseline[target_name].to_numpy(float)
             )
-            required_n = required_sample_size(diff, alpha=alpha)
+            # Holm's strictest step compares the smallest p with alpha/m: size for that.
+            m = len(candidates)
+            required_n = required_sample_size(diff, alpha=alpha / m)
             reasons = [
-                f"{target_name} moves the right way ({target.delta:+.4g}) but Holm-adjusted "
-                f"p={adjusted[cid]:.3g} >= {alpha}; a paired test would need about "
-                f"{required_n} held-out cases (power 0.8)"
+                f"{target_name} moves the right way ({target.delta:+.4g}, 95% CI "
+                f"[{target.ci_low:.4g}, {target.ci_high:.4g}]) but is not significant after "
+                f"Holm (adjusted p={adjusted[cid]:.3g}, alpha {alpha}); a paired test at "
+                f"alpha/{m} would need about {required_n} held-out cases (power 0.8)"
             ]
         else:
             verdict = "no_effect"
-            reasons = [f"{target_name} does not {target_direction} (delta {target.delta:+.4g})"]
+            worse = target.p_value < alpha
+            reasons = [
+                f"{target_name} does not {target_direction}: it "
+                + ("worsens significantly" if worse else "does not move significantly")
+                + f" (delta {target.delta:+.4g}, 95% CI [{target.ci_low:.4g}, "
+                f"{target.ci_high:.4g}], p={target.p_value:.3g})"
+            ]
         decisions.append(
             GateDecision(
                 candidate_id=cid,

@@ -144,3 +144,79 @@ def test_null_calibration_cheap(design: str) -> None:
     result = simulate_null(design=design, runs=200, n_cases=120, seed=11, n_boot=50)
     assert result.runs == 200
     assert result.promote_rate <= 0.05, result
+
+
+def test_skewed_continuous_differences_are_not_promoted_against_the_mean() -> None:
+    """90 cases 10 ms slower, 10 cases 200 ms faster: a rank test would call it significant
+    while the mean moves the other way; the gate tests the mean it reports."""
+    rng = np.random.default_rng(0)
+    base = _frame(100, rng)
+    cand = base.copy()
+    shift = np.r_[np.full(90, 10.0), np.full(10, -200.0)]
+    cand["latency"] = base["latency"] + shift
+    [d] = decide(
+        base,
+        {"skewed": cand},
+        target_metric="latency",
+        target_direction="decrease",
+        guardrails=GUARD,
+    )
+    latency = d.test_for("latency")
+    assert latency.test == "paired_t" and latency.delta == pytest.approx(-11.0)
+    assert d.verdict == "underpowered", d.reasons
+
+
+def test_missing_safety_scores_count_as_violations() -> None:
+    rng = np.random.default_rng(0)
+    base = _frame(1000, rng, 0.6)
+    cand = base.copy()
+    cand["utility"] = 1.0
+    cand.loc[cand.index[:50], "safety"] = np.nan
+    [d] = decide(
+        base,
+        {"gappy": cand},
+        target_metric="utility",
+        target_direction="increase",
+        guardrails=GUARD,
+    )
+    assert d.verdict == "regression"
+    assert any("safety floor breached" in r for r in d.reasons)
+
+
+def test_missing_target_scores_are_refused() -> None:
+    rng = np.random.default_rng(0)
+    base = _frame(100, rng)
+    cand = base.copy()
+    cand.loc[cand.index[:3], "economics"] = np.nan
+    with pytest.raises(ValueError, match="missing per-case scores"):
+        decide(
+            base,
+            {"gappy": cand},
+            target_metric="economics",
+            target_direction="decrease",
+            guardrails=GUARD,
+        )
+
+
+def test_significant_worsening_is_said_so() -> None:
+    rng = np.random.default_rng(0)
+    base = _frame(500, rng)
+    cand = base.copy()
+    cand["economics"] = base["economics"] + 0.01
+    [d] = decide(
+        base,
+        {"pricier": cand},
+        target_metric="economics",
+        target_direction="decrease",
+        guardrails=GUARD,
+    )
+    assert d.verdict == "no_effect" and "worsens significantly" in d.reasons[0]
+
+
+def test_null_calibration_cheap_continuous_target() -> None:
+    """The continuous (paired t) path under label shuffling, on a cost target."""
+    result = simulate_null(
+        design="shuffled", runs=200, n_cases=120, seed=12, n_boot=50, target_metric="economics"
+    )
+    assert result.runs == 200
+    assert result.promote_rate <= 0.05, result
