@@ -9,6 +9,9 @@
    the traces, ResearchTask candidates with their specs.
 3. The sweep: notebook 02 (Pareto search on `search_sets/`) and notebook 03 (held-out gate on
    `heldout/`, which also confirms the research candidates on the held-out trace split).
+   Its held-out read ledger is per output folder, `DIR/.contextos/heldout_ledger.jsonl` (not the
+   `gate` / `sweep` default of `.contextos/` in the current directory), so each demo folder
+   counts its own reads.
 4. Emission: TuningProposal files for promoted candidates, ResearchTask files for confirmed
    patterns, each citing the rendered HTML report by hash. Nothing is applied to a harness.
 """

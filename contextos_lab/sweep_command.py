@@ -51,11 +51,14 @@ def run_sweep(
 ) -> SweepJob:
     """Check inputs, run 02 then 03 under papermill, emit. Raises JobError with an exit code."""
     from contextos_lab.autotune.spec import load_spec
+    from contextos_lab.gate.ledger import resolve_ledger
     from contextos_lab.reports.render import run_report
     from contextos_lab.schemas.ids import new_id
 
     out_dir = Path(out)
     url = check_inputs(spec_path, storage, out_dir)
+    # against the caller's working directory, before any notebook (kernel cwd: the repo root)
+    ledger = str(resolve_ledger(ledger))
     run_id = run_id or new_id("eval")
     budget = n_trials if n_trials is not None else load_spec(spec_path).n_trials
     try:
@@ -100,7 +103,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--n-trials", type=int, default=None, help="budget incl. baseline trial")
     p.add_argument("--storage", default=None, help="Optuna storage URL or journal path")
     p.add_argument("--workers", type=int, default=1, help="worker processes on one study")
-    p.add_argument("--ledger", default=None, help="held-out read ledger (JSON lines)")
+    p.add_argument(
+        "--ledger",
+        default=None,
+        help="held-out read ledger (JSON lines; default $CONTEXTOS_HELDOUT_LEDGER or "
+        ".contextos/heldout_ledger.jsonl, relative to the current directory)",
+    )
     p.add_argument("--insights", default=None, help="insights.json to confirm ResearchTasks")
     p.add_argument("--sources", nargs="*", default=["synthetic"], help="trace sources of 01")
     p.add_argument("--max-candidates", type=int, default=None)

@@ -70,6 +70,7 @@ def gate_and_emit(
     max_candidates: int | None = None,
 ) -> tuple[EmitResult, Path]:
     """Notebook 03 → HTML report → emission. Returns what was emitted and the report path."""
+    from contextos_lab.gate.ledger import resolve_ledger
     from contextos_lab.gate.run_gate import GATE_FILE, load_gate_run
     from contextos_lab.proposals.emit import emit
     from contextos_lab.reports.render import run_report
@@ -80,7 +81,9 @@ def gate_and_emit(
         "spec_path": str(spec_path.resolve()),
         "out_dir": str(out.resolve()),
         "run_id": run_id,
-        "ledger": str(Path(ledger).resolve()) if ledger else None,
+        # resolved here, in the caller's working directory: the notebook's kernel runs in the
+        # repository root, where a relative (or default) ledger path would otherwise land
+        "ledger": str(resolve_ledger(ledger)),
         "max_candidates": max_candidates,
         "insights": str(Path(insights).resolve()) if insights else None,
         "sources": list(sources),
@@ -122,7 +125,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--spec", required=True, help="run spec (YAML or JSON)")
     p.add_argument("--out", required=True, help="output folder (gate.json, reports/, proposals/)")
     p.add_argument("--storage", default=None, help="Optuna storage (default sqlite DIR/study.db)")
-    p.add_argument("--ledger", default=None, help="held-out read ledger (JSON lines)")
+    p.add_argument(
+        "--ledger",
+        default=None,
+        help="held-out read ledger (JSON lines; default $CONTEXTOS_HELDOUT_LEDGER or "
+        ".contextos/heldout_ledger.jsonl, relative to the current directory)",
+    )
     p.add_argument("--insights", default=None, help="insights.json to confirm ResearchTasks")
     p.add_argument("--sources", nargs="*", default=["synthetic"], help="trace sources of 01")
     p.add_argument("--max-candidates", type=int, default=None)

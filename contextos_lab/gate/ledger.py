@@ -5,9 +5,15 @@ so a crashed or abandoned gate run still counts as a read. The count of earlier 
 into each proposal: a held-out set consulted many times is slowly being fitted to, however
 careful each single test is.
 
-Format: JSON lines, one read per line. Default location `.contextos/heldout_ledger.jsonl` in the
-working directory (the project's state folder, like the signing key), overridable with
-`CONTEXTOS_HELDOUT_LEDGER` or an explicit path, so it persists across runs of one project.
+Format: JSON lines, one read per line. Default location `.contextos/heldout_ledger.jsonl` (the
+project's state folder, like the signing key), overridable with `CONTEXTOS_HELDOUT_LEDGER` or an
+explicit path, so it persists across runs of one project. A relative path (the default included)
+is relative to the working directory of the process that calls these functions. Notebook 03 runs
+under papermill with the *repository root* as its working directory, so the `gate` and `sweep`
+commands resolve the ledger (`resolve_ledger`) against the directory they were started from and
+pass it to the notebook as an absolute path; the default ledger therefore lands in
+`<where you ran the command>/.contextos/`, never in the repository. The demo keeps one ledger
+per output folder, `DIR/.contextos/heldout_ledger.jsonl`.
 Appends take an exclusive `fcntl` lock, so concurrent gate runs never interleave lines.
 """
 
@@ -49,6 +55,13 @@ def ledger_path(path: str | Path | None = None) -> Path:
     if path is not None:
         return Path(path)
     return Path(os.environ.get(LEDGER_ENV) or DEFAULT_LEDGER)
+
+
+def resolve_ledger(path: str | Path | None = None) -> Path:
+    """The ledger `path` (None: `CONTEXTOS_HELDOUT_LEDGER` or the default) as an absolute path,
+    resolved against *this* process's working directory. Call it before handing the ledger to a
+    notebook, whose kernel runs in another directory."""
+    return ledger_path(path).expanduser().resolve()
 
 
 @contextmanager

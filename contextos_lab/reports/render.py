@@ -50,7 +50,12 @@ def execute(
     cwd: Path = REPO_ROOT,
     env: Mapping[str, str] | None = None,
 ) -> Path:
-    """Run `notebooks/<name>.ipynb` headless into `output`; NotebookFailed on any error."""
+    """Run `notebooks/<name>.ipynb` headless into `output`; NotebookFailed on any error.
+
+    The kernel's working directory is `cwd` (the repository root by default), *not* the caller's:
+    pass every path parameter absolute (the `gate` / `sweep` commands resolve the held-out ledger,
+    default included, against the directory they were started from before calling this).
+    """
     import papermill as pm
 
     source = NOTEBOOKS / f"{name}.ipynb"
