@@ -4,11 +4,19 @@ Each write is one row: kind, artifact id, canonical JSON, its SHA-256, the SHA-2
 row and of the upstream artifacts it was derived from. There is no update or delete API; SQLite
 and PostgreSQL additionally refuse UPDATE/DELETE with triggers. Lifecycle-bearing artifacts
 (proposals, insights, rules) get a new row per version, and a version must follow the lifecycle.
-Immutable kinds (feedback, decision records, verdicts, ...) are written once.
+Immutable kinds (feedback, decision records, verdicts, ...) are written once; once a
+lifecycle artifact has been reviewed its substance is frozen (only status, history and release
+bookkeeping may change), so what an approver signed off is what gets released.
+
+Tamper evidence: every row carries an HMAC of its row hash under the store key, and a keyed
+`chain_head` seal names the last row, so neither rewriting the whole chain nor cutting rows off
+its end passes `verify` without the key.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -80,7 +88,18 @@ artifacts = Table(
     Column("upstream_ids", Text, nullable=False),
     Column("upstream_sha256", String(64), nullable=True),
     Column("written_at", String(40), nullable=False),
+    #: HMAC-SHA256 of row_sha256 under the store key: recomputing the chain needs the key.
+    Column("row_mac", String(64), nullable=False),
     Index("ix_artifacts_kind_id", "kind", "artifact_id"),
+)
+#: The keyed seal of the chain's last row: removing rows from the end breaks it.
+chain_head = Table(
+    "chain_head",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("seq", Integer, nullable=False),
+    Column("row_sha256", String(64), nullable=False),
+    Column("mac", String(64), nullable=False),
 )
 
 for _op in ("UPDATE", "DELETE"):
@@ -149,7 +168,7 @@ class VerifyReport:
 
     def __str__(self) -> str:
         if self.ok:
-            return f"ok: {self.rows_checked} rows, chain and signatures hold"
+            return f"ok: {self.rows_checked} rows, chain, seal and signatures hold"
         return (
             f"TAMPERED: row seq={self.first_bad_seq} id={self.first_bad_id}: {self.reason} "
             f"({self.rows_checked} rows checked before it)"
@@ -181,6 +200,31 @@ def row_hash(
         )
     )
 
+
+def row_mac(key: bytes, row_sha256: str) -> str:
+    return hmac.new(key, row_sha256.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def head_mac(key: bytes, seq: int, row_sha256: str) -> str:
+    return hmac.new(key, f"head:{seq}:{row_sha256}".encode("ascii"), hashlib.sha256).hexdigest()
+
+
+#: Fields a reviewed artifact may still change: lifecycle and release bookkeeping only.
+MUTABLE_AFTER_REVIEW: frozenset[str] = frozenset(
+    {
+        "status",
+        "history",
+        "reviewer_verdicts",
+        "released_at",
+        "released_by",
+        "pinned_baseline",
+        "effective_window",
+        "lineage",
+        "report",
+        "confirmation",
+    }
+)
+UNREVIEWED = frozenset({"proposed", "in_replay", "ready_for_review"})
 
 E = TypeVar("E", bound=Envelope)
 
@@ -321,6 +365,7 @@ class ExperienceStore:
                         upstream_ids=json.dumps(list(ups)),
                         upstream_sha256=up_sha,
                         written_at=written_at,
+                        row_mac=row_mac(self.signing_key, rh),
                     )
                 )
                 prev = rh
@@ -330,7 +375,19 @@ class ExperienceStore:
                         prepared.artifact_id, prepared.store_kind, "stored", seq, prepared
                     )
                 )
+            if any(o.status == "stored" for o in outcomes):
+                self._seal_head(conn, seq, prev)
         return outcomes
+
+    def _seal_head(self, conn: Any, seq: int, last_row_sha256: str) -> None:
+        values = {
+            "seq": seq,
+            "row_sha256": last_row_sha256,
+            "mac": head_mac(self.signing_key, seq, last_row_sha256),
+        }
+        updated = conn.execute(chain_head.update().where(chain_head.c.id == 1).values(**values))
+        if updated.rowcount == 0:
+            conn.execute(chain_head.insert().values(id=1, **values))
 
     def _prepare(
         self,
@@ -428,6 +485,20 @@ class ExperienceStore:
                 aid,
                 f"status {old_status} → {new_status} without a recorded lifecycle transition",
             )
+        if old_status is not None and str(old_status) not in UNREVIEWED:
+            before, after = old.model_dump(mode="json"), new.model_dump(mode="json")
+            changed = sorted(
+                f
+                for f in before.keys() | after.keys()
+                if f not in MUTABLE_AFTER_REVIEW and before.get(f) != after.get(f)
+            )
+            if changed:
+                raise StoreRefusal(
+                    kind,
+                    aid,
+                    f"{', '.join(changed)} changed after review (status {old_status}); a "
+                    "reviewed artifact's substance is frozen: propose a new one",
+                )
 
     # -- reading -------------------------------------------------------------------------
     def _latest(self, conn: Any, kind: str, artifact_id: str) -> Envelope | None:
@@ -543,19 +614,59 @@ class ExperienceStore:
         prev = GENESIS
         checked = 0
         key: bytes | None = self._signing_key or load_signing_key(required=False)
-        warnings: list[str] = []
+        if key is None:
+            return VerifyReport(
+                False, 0, None, None, "cannot verify: no signing key configured (row MACs need it)"
+            )
+        latest_content: dict[str, str] = {}
+        macs = self._row_macs()
         for row in self.rows():
             reason = _row_problem(row, checked + 1, prev)
-            if reason is None and row.kind == "feedback_entry":
-                if key is None:
-                    reason = "cannot check the signature: no signing key configured"
-                elif not signature_valid(FeedbackEntry.model_validate_json(row.body), key):
-                    reason = "feedback signature does not verify"
+            if reason is None and not hmac.compare_digest(
+                macs.get(row.seq, ""), row_mac(key, row.row_sha256)
+            ):
+                reason = "row MAC does not verify with the store key (chain rewritten?)"
+            if reason is None and row.upstream_ids:
+                expected_up = sha256_hex(
+                    canonical_json([latest_content.get(u, "") for u in row.upstream_ids])
+                )
+                if expected_up != row.upstream_sha256:
+                    reason = "upstream hash does not match the upstream rows stored before it"
+            if (
+                reason is None
+                and row.kind == "feedback_entry"
+                and not signature_valid(FeedbackEntry.model_validate_json(row.body), key)
+            ):
+                reason = "feedback signature does not verify"
             if reason is not None:
-                return VerifyReport(False, checked, row.seq, row.artifact_id, reason, warnings)
+                return VerifyReport(False, checked, row.seq, row.artifact_id, reason)
+            latest_content[row.artifact_id] = row.content_sha256
             prev = row.row_sha256
             checked += 1
-        return VerifyReport(True, checked, warnings=warnings)
+        problem = self._head_problem(key, checked, prev)
+        if problem is not None:
+            return VerifyReport(False, checked, checked + 1, None, problem)
+        return VerifyReport(True, checked)
+
+    def _row_macs(self) -> dict[int, str]:
+        with self.engine.connect() as conn:
+            return {
+                r.seq: r.row_mac for r in conn.execute(select(artifacts.c.seq, artifacts.c.row_mac))
+            }
+
+    def _head_problem(self, key: bytes, last_seq: int, last_hash: str) -> str | None:
+        with self.engine.connect() as conn:
+            head = conn.execute(select(chain_head).where(chain_head.c.id == 1)).first()
+        if head is None:
+            return None if last_seq == 0 else "chain head seal is missing"
+        if not hmac.compare_digest(head.mac, head_mac(key, head.seq, head.row_sha256)):
+            return "chain head seal does not verify with the store key"
+        if (head.seq, head.row_sha256) != (last_seq, last_hash):
+            return (
+                f"chain head seal names seq {head.seq} but the chain ends at seq {last_seq}: "
+                "rows were removed from the end"
+            )
+        return None
 
 
 def _row_problem(row: StoredRow, expected_seq: int, prev: str) -> str | None:

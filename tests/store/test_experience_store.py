@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
@@ -297,3 +299,88 @@ def test_frame_has_stable_dtypes(store: ExperienceStore) -> None:
     assert dict(empty.dtypes) == dict(full.dtypes)
     assert str(full.dtypes["signed_at"]) == "datetime64[us, UTC]"
     assert len(full) == 2
+
+
+def test_rows_cut_from_the_end_break_the_seal(store: ExperienceStore, tmp_path: Path) -> None:
+    _seed(store, 3)
+    _tamper(tmp_path / "exp.db", "DELETE FROM artifacts WHERE seq >= 5")
+    report = ExperienceStore(f"sqlite:///{tmp_path}/exp.db").verify()
+    assert not report.ok and "removed from the end" in (report.reason or "")
+
+
+def test_rewriting_the_whole_chain_without_the_key_is_caught(
+    store: ExperienceStore, tmp_path: Path
+) -> None:
+    """An attacker edits a decision and recomputes every hash (but has no key)."""
+    from contextos_lab.store.experience_store import GENESIS, row_hash
+
+    _seed(store, 2)
+    db = tmp_path / "exp.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TRIGGER artifacts_no_update")
+        rows = conn.execute(
+            "SELECT seq, kind, artifact_id, body, upstream_ids, upstream_sha256,"
+            " written_at FROM artifacts ORDER BY seq"
+        ).fetchall()
+        prev = GENESIS
+        for seq, kind, aid, body, ups, up_sha, written in rows:
+            if seq == 1:
+                body = body.replace('"approve"', '"deny"')
+            content = hashlib.sha256(body.encode()).hexdigest()
+            rh = row_hash(seq, kind, aid, content, prev, json.loads(ups), up_sha, written)
+            conn.execute(
+                "UPDATE artifacts SET body=?, content_sha256=?, prev_row_sha256=?, "
+                "row_sha256=? WHERE seq=?",
+                (body, content, prev, rh, seq),
+            )
+            prev = rh
+    report = ExperienceStore(f"sqlite:///{db}").verify()
+    assert not report.ok and report.first_bad_seq == 1
+    assert "MAC" in (report.reason or "")
+
+
+def test_verify_needs_the_key(store: ExperienceStore, tmp_path: Path, monkeypatch) -> None:
+    _seed(store, 1)
+    monkeypatch.delenv("CONTEXTOS_SIGNING_KEY")
+    monkeypatch.setenv("CONTEXTOS_SIGNING_KEY_FILE", str(tmp_path / "no.key"))
+    report = ExperienceStore(f"sqlite:///{tmp_path}/exp.db").verify()
+    assert not report.ok and "no signing key" in (report.reason or "")
+
+
+def test_reviewed_proposal_substance_is_frozen(store: ExperienceStore) -> None:
+    ids = _seed(store, 5)
+    store.append(
+        InsightCluster(
+            insight_id="ins_a17",
+            decision_key="k",
+            override_reason_class="refund_window_misjudged",
+            count=5,
+            feedback_ids=ids,
+            earliest=T0,
+            latest=T0,
+        )
+    )
+    proposal = StrategyProposal(
+        proposal_id="sp_b05",
+        insight_id="ins_a17",
+        proposal_class="add_policy_rule",
+        patch={
+            "target": "policy_bundle",
+            "target_id": "P",
+            "op": "add",
+            "body": {"max_refund": 100},
+        },
+        rationale="r",
+        expected_impact={"runs_affected_per_day": 1, "expected_decision_change_rate": 0.1},
+    )
+    store.append(proposal)
+    approved = advance(
+        advance(proposal, "reviewed", actor="op"), "approved", actor="lead", approver_id="lead"
+    )
+    store.append(approved)
+    swapped = approved.model_copy(
+        update={"patch": approved.patch.model_copy(update={"body": {"max_refund": 100000}})}
+    )
+    with pytest.raises(StoreRefusal, match="patch changed after review"):
+        store.append(swapped)
+    assert store.get(StrategyProposal, "sp_b05").patch.body == {"max_refund": 100}
