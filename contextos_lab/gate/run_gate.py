@@ -91,6 +91,10 @@ class GateRun(BaseModel):
     candidates: list[GateCandidate]
     decisions: list[GateDecision]
     research: list[ResearchConfirmation] = Field(default_factory=list)
+    #: Earlier reads of the held-out *trace* split the research candidates were confirmed on
+    #: (its own ledger entry, `traces:<hash>`); None when no candidates were confirmed.
+    research_prior_heldout_reads: int | None = None
+    research_reads_warning: str | None = None
 
     @property
     def promoted(self) -> list[GateDecision]:
@@ -265,8 +269,9 @@ def run_gate(
     )
     cands = [c.model_copy(update={"heldout_means": _means(frames[c.candidate_id])}) for c in cands]
     research: list[ResearchConfirmation] = []
+    research_reads: int | None = None
     if insights is not None:
-        research = _confirm_research(
+        research_reads, research = _confirm_research(
             insights,
             sources,
             alpha=alpha,
@@ -309,6 +314,10 @@ def run_gate(
         candidates=cands,
         decisions=decisions,
         research=research,
+        research_prior_heldout_reads=research_reads,
+        research_reads_warning=(
+            ledger.reads_warning(research_reads) if research_reads is not None else None
+        ),
     )
     path = out / GATE_FILE
     _write_atomic(path, run.model_dump_json(indent=1) + "\n")
@@ -330,16 +339,17 @@ def _confirm_research(
     study: str,
     s_hash: str,
     ledger_file: str | Path | None,
-) -> list[ResearchConfirmation]:
+) -> tuple[int | None, list[ResearchConfirmation]]:
+    """(earlier reads of the held-out trace split, confirmations); (None, []) with no candidates."""
     from contextos_lab.gate.research import confirm, heldout_runs, load_candidates, split_of
 
     candidates = load_candidates(insights)
     if not candidates:
-        return []
+        return None, []
     split = split_of(candidates)
     runs = heldout_runs(sources, split)
     # The held-out split of the traces is a held-out set too: its reads are counted.
-    ledger.record_read(
+    prior = ledger.record_read(
         manifest_hash="traces:"
         + sha256_hex(canonical_json({"sources": list(sources), "split": split.to_dict()})),
         run_id=run_id,
@@ -350,7 +360,9 @@ def _confirm_research(
         n_candidates=len(candidates),
         path=ledger_file,
     )
-    return confirm(candidates, runs, alpha=alpha, tuning_closed_gap=closed, target_intent=intent)
+    return prior, confirm(
+        candidates, runs, alpha=alpha, tuning_closed_gap=closed, target_intent=intent
+    )
 
 
 def load_gate_run(path: str | Path) -> GateRun:

@@ -180,6 +180,10 @@ def research_task(run: GateRun, index: int, report: ReportRef) -> ResearchTask:
                 "p_adjusted": c.p_adjusted,
                 "correction": f"holm across {len(run.research)} candidate(s)",
                 "alpha": run.alpha,
+                # reads of the held-out trace split before this run (None: unknown, an older
+                # gate.json), and the reuse warning past the threshold
+                "prior_heldout_reads": run.research_prior_heldout_reads,
+                "reads_warning": run.research_reads_warning,
             },
             "report": report.model_dump(),
         }

@@ -171,3 +171,40 @@ def test_holm_matches_statsmodels() -> None:
         p = rng.random(int(rng.integers(1, 12))) ** 3
         p[-1] = p[0]  # ties
         assert holm_adjust(list(p)) == pytest.approx(list(multipletests(p, method="holm")[1]))
+
+
+def test_research_confirmation_records_prior_reads_of_the_trace_split(
+    project: Path, ledger_file: Path, tmp_path: Path
+) -> None:
+    """Each gate run that confirms ResearchTask candidates reads the held-out trace split once;
+    the count of earlier reads is kept on the run (it goes into every emitted ResearchTask)."""
+    from contextos_lab.insights.pipeline import analyse, load_sources, write_report
+
+    source = "synthetic:400:7"
+    insights = write_report(
+        analyse(load_sources([source]), text_backend=None), tmp_path / "clusters"
+    )
+    out = tmp_path / "out"
+    url = study_for(project, out, n_trials=4)
+    kw = dict(storage=url, out_dir=out, ledger_file=ledger_file, n_boot=100,
+              insights=insights, sources=[source])  # fmt: skip
+    first = run_gate(project, **kw).run  # type: ignore[arg-type]
+    assert first.research, "the synthetic history yields research candidates"
+    assert first.research_prior_heldout_reads == 0 and first.research_reads_warning is None
+    second = run_gate(project, **kw).run  # type: ignore[arg-type]
+    assert second.research_prior_heldout_reads == 1
+    assert second.prior_heldout_reads == 1  # the case set's own count, separately keyed
+    assert load_gate_run(out / "gate.json").research_prior_heldout_reads == 1
+    traces = {r.manifest_hash for r in ledger.reads(ledger_file)} - {
+        r.manifest_hash for r in ledger.reads(ledger_file) if r.heldout_path != source
+    }
+    [trace_hash] = traces
+    assert trace_hash.startswith("traces:")
+    for i in range(ledger.READS_WARNING_THRESHOLD - 1):
+        ledger.record_read(manifest_hash=trace_hash, run_id=f"r{i}", study="s", spec_hash="h",
+                           heldout_path=source, n_cases=1, n_candidates=1,
+                           path=ledger_file)  # fmt: skip
+    third = run_gate(project, **kw).run  # type: ignore[arg-type]
+    assert third.research_prior_heldout_reads == ledger.READS_WARNING_THRESHOLD + 1
+    assert "read 6 times" in (third.research_reads_warning or "")
+    assert third.reads_warning is None  # the case set was read twice only

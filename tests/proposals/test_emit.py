@@ -48,6 +48,7 @@ def _frames(n: int = 400) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
 def gate_run(
     frames: dict[str, pd.DataFrame] | None = None,
     research: list[ResearchConfirmation] | None = None,
+    **extra: object,
 ) -> GateRun:
     base, cands = _frames()
     cands = frames if frames is not None else cands
@@ -92,6 +93,7 @@ def gate_run(
         ],
         decisions=decisions,
         research=research or [],
+        **extra,
     )  # fmt: skip
 
 
@@ -191,6 +193,24 @@ def test_research_task_emitted_only_when_confirmed_on_heldout(
     assert emitted.confirmation["basis"] == "confirmed_on_heldout"
     assert emitted.report is not None and emitted.report["sha256"] == sha256_file(report)
     assert "rq_2026_05_04_zz9" in {n.get("research_task_id") for n in result.not_emitted}
+
+
+def test_research_task_carries_the_trace_split_read_count_and_warning(
+    tmp_path: Path, report: Path, research_setup: tuple[list[ResearchCandidate], pd.DataFrame]
+) -> None:
+    cands, heldout = research_setup
+    confirmations = confirm(cands[:1], heldout, target_intent="support.refund")
+    assert confirmations[0].confirmed
+    warning = "this held-out set has been read 6 times before; ..."
+    run = gate_run(
+        research=confirmations, research_prior_heldout_reads=6, research_reads_warning=warning
+    )
+    [path] = emit(run, report, tmp_path).research_tasks
+    emitted = ResearchTask.model_validate_json(Path(path).read_text())
+    assert emitted.confirmation["prior_heldout_reads"] == 6
+    assert emitted.confirmation["reads_warning"] == warning
+    # the tuning set's count (7) is a different held-out set and is not what the task carries
+    assert run.prior_heldout_reads == 7
 
 
 def test_knowledge_gap_path_needs_an_open_gap(
