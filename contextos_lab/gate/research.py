@@ -93,7 +93,10 @@ def confirm(
             tests.append({"p_value": 1.0, "untestable": c.pattern_spec.get("rule")})
             continue
         tests.append(rate_test(measure(c.pattern_spec, heldout).counts))
-    adjusted = holm_adjust([float(t.get("p_value") or 1.0) for t in tests])
+    # only a *missing* p-value counts as 1.0: a p of exactly 0.0 (z-test underflow) is real
+    adjusted = holm_adjust(
+        [1.0 if t.get("p_value") is None else float(t["p_value"]) for t in tests]
+    )
     out = []
     for c, test, p_adj in zip(candidates, tests, adjusted, strict=True):
         rate, base = test.get("rate"), test.get("baseline_rate")
