@@ -104,6 +104,9 @@ def load_sources(sources: Sequence[str]) -> Loaded:
     return loaded
 
 
+_UNMATCHED_COLUMNS = ("feedback_id", "trace_id", "decision_record_id", "split")
+
+
 @dataclass
 class ClusterReport:
     split: SplitSpec
@@ -115,6 +118,12 @@ class ClusterReport:
     candidates: list[ResearchCandidate]
     text: TextClustering | None
     quarantined: pd.DataFrame
+    #: Feedback whose trace has no decision record among the loaded sources (feedback_id,
+    #: trace_id, decision_record_id, split). Reported, not dropped: the search-split ones are
+    #: still clustered; the run-level rules cannot see them.
+    feedback_without_record: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(_UNMATCHED_COLUMNS))
+    )
 
     def insights_frame(self) -> pd.DataFrame:
         rows = [
@@ -154,6 +163,7 @@ class ClusterReport:
             "research_candidates": [c.model_dump(mode="json") for c in self.candidates],
             "text_clusters": text,
             "quarantined": len(self.quarantined),
+            "feedback_without_record": self.feedback_without_record.to_dict("records"),
         }
 
 
@@ -166,13 +176,27 @@ def analyse(
     text_backend: str | None = "tfidf",
     max_external_calls: int = 0,
 ) -> ClusterReport:
-    """Cluster on the search split only; the held-out split is left for the gate."""
+    """Cluster on the search split only; the held-out split is left for the gate.
+
+    Feedback is split by its own trace id with the same `SplitSpec` as the runs (whether or not
+    its trace has a decision record), so no held-out feedback reaches discovery. Feedback whose
+    trace has no record among the loaded sources is listed in `feedback_without_record`.
+    """
     m = check_min_cluster_size(min_cluster_size)
     split = SplitSpec(heldout_fraction)
     records = [r for r in loaded.records if since is None or r.decided_at >= since]
     runs = runs_frame(records, loaded.feedback, split)
-    search_traces = set(runs.loc[runs["split"] == SEARCH, "trace_id"])
-    feedback = [f for f in loaded.feedback if f.trace_id in search_traces or not runs.size]
+    fb_split = split.assign(f.trace_id for f in loaded.feedback).to_numpy()
+    feedback = [f for f, s in zip(loaded.feedback, fb_split, strict=True) if s == SEARCH]
+    traced = {r.trace_id for r in loaded.records}
+    unmatched = pd.DataFrame(
+        [
+            (f.id, f.trace_id, f.decision_record_id, s)
+            for f, s in zip(loaded.feedback, fb_split, strict=True)
+            if f.trace_id not in traced
+        ],
+        columns=list(_UNMATCHED_COLUMNS),
+    )
     clusters = synthesize_insights(feedback, since, min_cluster_size=m)
     insights = EnvelopeList(
         [
@@ -197,6 +221,7 @@ def analyse(
         candidates=research_candidates(insights, max_external_calls=max_external_calls),
         text=text,
         quarantined=loaded.quarantined_frame(),
+        feedback_without_record=unmatched,
     )
 
 
