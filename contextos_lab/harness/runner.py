@@ -7,7 +7,9 @@ head and tail of stdout/stderr), never the caller's expectation (that goes in `a
 - Output is streamed: only the first `head_lines` and the last `tail_lines` lines are kept,
   each cut at `max_line_bytes`, so a 50 MB log costs a few hundred KB. Truncation is
   deterministic: the same output always yields the same record.
-- Secrets are redacted before the write (the file on disk is what an attacker reaches).
+- Secrets are redacted before the write (the file on disk is what an attacker reaches),
+  including a secret's start left at the end of a line cut at `max_line_bytes`
+  (`CUT_PREFIX_PATTERNS`).
 - The file is capped (1 MB by default) and rotated to `.1` .. `.5`; readers read the current file.
 - A run whose exit status is unknown (timeout, command not found, runner crash) records
   `exit_code: null` plus `error`; `require_success` refuses to call that a success.
@@ -50,6 +52,21 @@ REDACTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("api_key", re.compile(r"api[_-]?key=", re.IGNORECASE)),
     ("aws_access_key", re.compile(r"AKIA[0-9A-Z]{16}")),
     ("slack_token", re.compile(r"xox[baprs]-")),
+)
+
+#: A line cut at `max_line_bytes` (before redaction) can end in the *start* of a secret whose
+#: full pattern no longer matches, e.g. `AKIAIOSFODNN` of a 20-character AWS key. Rule: a cut
+#: line whose kept text ends in a prefix of a match of a pattern above is replaced whole, from
+#: the pattern's third character on (`Bea`, `pas`, `api`, `AKI`, `xox`; the one or two characters
+#: before that are public and carry no secret). So no character of an AWS key body, a Slack
+#: token or a value after `password=` / `api_key=` / `Bearer` survives a cut; a complete match
+#: is caught by the patterns above as before. Names match `REDACTION_PATTERNS`.
+CUT_PREFIX_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("bearer", re.compile(r"\bBea(?:r(?:e(?:r\s*)?)?)?$", re.IGNORECASE)),
+    ("password", re.compile(r"pas(?:s(?:w(?:o(?:r(?:d)?)?)?)?)?$", re.IGNORECASE)),
+    ("api_key", re.compile(r"api(?:[_-]?(?:k(?:e(?:y)?)?)?)?$", re.IGNORECASE)),
+    ("aws_access_key", re.compile(r"AKI(?:A[0-9A-Z]{0,15})?$")),
+    ("slack_token", re.compile(r"xox[baprs]?-?\S*$")),
 )
 
 _CHUNK = 1 << 16
@@ -113,6 +130,14 @@ def redaction_hit(text: str) -> str | None:
     return None
 
 
+def cut_secret_hit(kept: str) -> str | None:
+    """Name of the pattern whose partial match `kept` (a line cut short) ends in, or None."""
+    for name, pattern in CUT_PREFIX_PATTERNS:
+        if pattern.search(kept):
+            return name
+    return None
+
+
 def redact_text(text: str) -> str:
     """Every line that matches a pattern is replaced whole; the marker matches none."""
     lines = text.split("\n")
@@ -150,6 +175,10 @@ class HeadTail:
             dropped_bytes += len(line) - self.max_line_bytes
             line = line[: self.max_line_bytes]
         if dropped_bytes:
+            # the cut may have split a secret: its start alone matches no full pattern
+            name = cut_secret_hit(line.decode("utf-8", errors="replace"))
+            if name is not None:
+                line = f"[redacted: {name}]".encode()
             line += f" ...[line cut, {dropped_bytes} more bytes]".encode()
         self.total += 1
         if len(self._head) < self.head:

@@ -282,6 +282,73 @@ def test_redaction_property(pieces: list[str]) -> None:
     assert redacted.count("\n") == text.count("\n")  # line structure kept
 
 
+_CUT_NOTE = re.compile(r" \.\.\.\[line cut, \d+ more bytes\]$")
+
+
+def _body_windows(body: str, size: int = 4) -> list[str]:
+    return [body[i : i + size] for i in range(len(body) - size + 1)]
+
+
+def test_a_line_cut_inside_an_aws_key_leaves_no_part_of_it_on_disk(rec: Path) -> None:
+    """Reviewer's case: the key straddles the 2000-byte cut, so only `AKIAIOSFODNN` is kept and
+    the full pattern no longer matches; the cut line is redacted whole."""
+    key = "AKIAIOSFODNN7EXAMPLE"
+    code = f"import sys; sys.stdout.write('x'*1988+'{key}\\n'); sys.stderr.write('xoxb-123\\n')"
+    record = run_with_feedback(py(code), record_file=rec, note="n")
+    raw = rec.read_text(encoding="utf-8")
+    assert "AKIAIOSFODNN" not in raw and "IOSF" not in raw
+    assert record.stdout_tail.startswith("[redacted: aws_access_key] ...[line cut, ")
+    assert record.stderr_tail == "[redacted: slack_token]"
+    assert_no_secret(raw)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    body=st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=16, max_size=16),
+    before=st.text(alphabet="abcdefghij .:-=", max_size=40),
+    after=st.text(alphabet="abcdefghij .:-=", max_size=40),
+    cut=st.integers(min_value=-6, max_value=26),
+    upstream=st.booleans(),
+)
+def test_no_cut_position_leaves_four_chars_of_an_aws_key_body(
+    body: str, before: str, after: str, cut: int, upstream: bool
+) -> None:
+    line = f"{before}AKIA{body}{after}"
+    limit = max(1, len(before) + cut)  # cut anywhere from just before the key to past its end
+    acc = HeadTail(head=5, tail=5, max_line_bytes=limit)
+    raw = line.encode()
+    if upstream and len(raw) > limit:  # the streaming splitter cut it already
+        acc.add(raw[:limit], dropped_bytes=len(raw) - limit)
+    else:
+        acc.add(raw)
+    [kept] = redact_text(acc.render()).split("\n")
+    text = _CUT_NOTE.sub("", kept)
+    assert not [w for w in _body_windows(body) if w in text], (line, limit, kept)
+    assert f"AKIA{body[0]}" not in text  # not even one character of the body after `AKIA`
+
+
+@pytest.mark.parametrize(
+    ("kept", "name"),
+    [
+        ("x" * 10 + "AKI", "aws_access_key"),
+        ("x" * 10 + "AKIAIOSF", "aws_access_key"),
+        ("token xoxb", "slack_token"),
+        ("token xoxp-12", "slack_token"),
+        ("Authorization: Bear", "bearer"),
+        ("Authorization: Bearer ", "bearer"),
+        ("login passwo", "password"),
+        ("the api_k", "api_key"),
+    ],
+)
+def test_cut_lines_ending_in_a_secrets_start_are_redacted(kept: str, name: str) -> None:
+    acc = HeadTail(max_line_bytes=len(kept))
+    acc.add(kept.encode() + b"REST_OF_SECRET_1234")
+    assert acc.render() == f"[redacted: {name}] ...[line cut, 19 more bytes]"
+    whole = HeadTail(max_line_bytes=1000)  # not cut: nothing to guess, the line is kept
+    whole.add(b"ends in AKI")
+    assert whole.render() == "ends in AKI"
+
+
 # --- rotation --------------------------------------------------------------------------------
 
 
