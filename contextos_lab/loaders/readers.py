@@ -7,7 +7,9 @@ cannot be read (missing, a directory, no permission, not Parquet, a JSON documen
 not parse), because then there are no rows to speak of.
 
 Tabular formats (CSV, Parquet) have no null that differs from "absent": an empty CSV cell or
-a Parquet null means the field is missing, so the model's default applies.
+a Parquet null means the field is missing, so the model's default applies. A CSV row with fewer
+(or more) cells than the header is quarantined, not padded: a cut-off row is not a row of
+empty cells.
 """
 
 from __future__ import annotations
@@ -296,6 +298,14 @@ def _csv_row(number: int, raw: str, header: list[str], cells: list[str]) -> RawR
     if len(cells) > len(header):
         return RawRow(
             number, raw, error=f"row has {len(cells)} cells; the header has {len(header)}"
+        )
+    if len(cells) < len(header):
+        # a CSV writer writes every column (empty cells included): fewer means a cut-off row,
+        # whose missing fields must not quietly take the model's defaults
+        return RawRow(
+            number,
+            raw,
+            error=f"row has {len(cells)} cells; the header has {len(header)} (truncated?)",
         )
     data: dict[str, Any] = {}
     for name, cell in zip(header, cells, strict=False):

@@ -218,6 +218,26 @@ def test_malformed_csv_rows(tmp_path: Path) -> None:
     assert unclosed.line == 4 and "malformed CSV" in unclosed.message
 
 
+def test_csv_row_with_fewer_cells_than_the_header_is_quarantined(tmp_path: Path) -> None:
+    """A cut-off row must not load with the model's defaults for its missing columns (here the
+    optional `intent` and `policy_version`, so the short row would otherwise be accepted)."""
+    header = "record_id,trace_id,decision_key,status,decision,decided_at,intent,policy_version"
+    full = "dr_2026_05_01_r1,t1,k,COMPLETED,approve,2026-05-01T09:00:00+00:00,support.refund,v4"
+    short = "dr_2026_05_01_r2,t2,k,COMPLETED,approve,2026-05-01T09:00:00+00:00"
+    path = tmp_path / "d.csv"
+    path.write_text(f"{header}\n{full}\n{short}\n", encoding="utf-8")
+    result = load_records("decisions", path)
+    assert [(r.record_id, r.intent) for r in result.records] == [
+        ("dr_2026_05_01_r1", "support.refund")
+    ]
+    (q,) = result.quarantined
+    assert q.line == 3 and q.field is None and q.raw.startswith("dr_2026_05_01_r2")
+    assert q.message == "row has 6 cells; the header has 8 (truncated?)"
+    # a row with every cell present but some empty is still fine (empty = absent)
+    path.write_text(f"{header}\n{short},,\n", encoding="utf-8")
+    assert len(load_records("decisions", path).records) == 1
+
+
 def test_nan_is_not_json(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps(scorecard_row(0, policy=float("nan"))) + "\n", encoding="utf-8")
