@@ -6,6 +6,9 @@ quarantines it and reads on); `UnreadableSource` is raised only when the file as
 cannot be read (missing, a directory, no permission, not Parquet, a JSON document that does
 not parse), because then there are no rows to speak of.
 
+A JSON object (JSON Lines row, JSON array item, or any object nested in one) in which a key
+occurs twice is quarantined naming that key: `json.loads` would keep the last value silently.
+
 Tabular formats (CSV, Parquet) have no null that differs from "absent": an empty CSV cell or
 a Parquet null means the field is missing, so the model's default applies. A CSV row with fewer
 (or more) cells than the header is quarantined, not padded: a cut-off row is not a row of
@@ -136,21 +139,77 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 
 
+class _RepeatedKeys(dict[str, Any]):
+    """A JSON object in which a key occurs more than once (`repeated`: its dotted path)."""
+
+    repeated: str
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`object_pairs_hook`: a plain dict, or `_RepeatedKeys` naming the first repeated key
+    (here or in a nested object) instead of letting the last value silently win."""
+    out: dict[str, Any] = {}
+    repeated: str | None = None
+    for key, value in pairs:
+        if repeated is None:
+            if key in out:
+                repeated = key
+            else:
+                inner = repeated_key(value)
+                repeated = f"{key}.{inner}" if inner is not None else None
+        out[key] = value
+    if repeated is None:
+        return out
+    flagged = _RepeatedKeys(out)
+    flagged.repeated = repeated
+    return flagged
+
+
+def repeated_key(value: Any) -> str | None:
+    """Dotted path of a key that occurred twice in a JSON object parsed by this module."""
+    if isinstance(value, _RepeatedKeys):
+        return value.repeated
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            inner = repeated_key(item)
+            if inner is not None:
+                return f"{i}.{inner}"
+    return None
+
+
+def _repeated_message(path: str) -> str:
+    return f"key {path!r} occurs more than once in the object (which value is meant?)"
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_object_pairs)
+
+
 def parse_json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
-    """(object, None) or (None, why not): one JSON value that must be an object."""
+    """(object, None) or (None, why not): one JSON value that must be an object, in which no
+    key occurs twice (JSON would otherwise keep only the last value, silently)."""
+    data, error, _ = _parse_json_row(text)
+    return data, error
+
+
+def _parse_json_row(text: str) -> tuple[dict[str, Any] | None, str | None, str | None]:
+    """(object, error, field): `field` names a repeated key."""
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = _loads(text)
     except json.JSONDecodeError as exc:
         if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
-            return None, f"JSON ends early at column {exc.colno} (truncated?): {exc.msg}"
-        return None, f"invalid JSON at column {exc.colno}: {exc.msg}"
+            return None, f"JSON ends early at column {exc.colno} (truncated?): {exc.msg}", None
+        return None, f"invalid JSON at column {exc.colno}: {exc.msg}", None
     except ValueError as exc:
-        return None, f"invalid JSON: {exc}"
+        return None, f"invalid JSON: {exc}", None
     except RecursionError:
-        return None, "JSON is nested too deeply"
+        return None, "JSON is nested too deeply", None
     if not isinstance(value, dict):
-        return None, f"expected a JSON object, got {_json_type(value)}"
-    return value, None
+        return None, f"expected a JSON object, got {_json_type(value)}", None
+    repeated = repeated_key(value)
+    if repeated is not None:
+        return None, _repeated_message(repeated), repeated
+    return value, None, None
 
 
 def _jsonl_rows(handle: IO[bytes]) -> Iterator[RawRow]:
@@ -175,8 +234,8 @@ def _jsonl_rows(handle: IO[bytes]) -> Iterator[RawRow]:
                     f"of the file (column {exc.start + 1} of the line)",
                 )
                 continue
-            data, error = parse_json_object(text)
-            yield RawRow(number, clip(text), data=data, error=error)
+            data, error, field = _parse_json_row(text)
+            yield RawRow(number, clip(text), data=data, error=error, field=field)
 
 
 # -- JSON ----------------------------------------------------------------------------------
@@ -190,7 +249,7 @@ def _json_rows(path: Path, data: bytes) -> Iterator[RawRow]:
             path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at byte offset {exc.start}"
         ) from None
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = _loads(text)
     except json.JSONDecodeError as exc:
         raise UnreadableSource(
             path, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
@@ -209,7 +268,10 @@ def _json_rows(path: Path, data: bytes) -> Iterator[RawRow]:
 def _json_items(items: list[Any]) -> Iterator[RawRow]:
     for number, item in enumerate(items, start=1):
         raw = clip(json_text(item))
-        if isinstance(item, dict):
+        repeated = repeated_key(item)
+        if repeated is not None:
+            yield RawRow(number, raw, field=repeated, error=_repeated_message(repeated))
+        elif isinstance(item, dict):
             yield RawRow(number, raw, data=item)
         else:
             yield RawRow(number, raw, error=f"expected a JSON object, got {_json_type(item)}")

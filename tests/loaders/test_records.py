@@ -238,6 +238,37 @@ def test_csv_row_with_fewer_cells_than_the_header_is_quarantined(tmp_path: Path)
     assert len(load_records("decisions", path).records) == 1
 
 
+def test_repeated_json_keys_are_quarantined_naming_the_field(tmp_path: Path) -> None:
+    """`json.loads` keeps the last of two values for one key; the row is refused instead."""
+    row = decision_row(0)
+    body = json.dumps({k: v for k, v in row.items() if k != "decision"})[1:-1]
+    twice = '{"decision": "deny", ' + body + ', "decision": "approve"}'
+    nested = json.dumps(decision_row(1)).replace('"amount": 121', '"amount": 1, "amount": 121')
+    assert '"amount": 1, "amount": 121' in nested
+    path = tmp_path / "d.jsonl"
+    path.write_text(f"{twice}\n{nested}\n{json.dumps(decision_row(2))}\n", encoding="utf-8")
+    result = load_records("decisions", path)
+    assert [r.record_id for r in result.records] == [decision_row(2)["record_id"]]
+    first, second = result.quarantined
+    assert (first.line, first.field, first.stage) == (1, "decision", "parse")
+    assert "'decision' occurs more than once" in first.message
+    assert (second.line, second.field) == (2, "inputs.amount")
+
+    # the same rows in a JSON array: one row each, the clean one still loads
+    array = tmp_path / "d.json"
+    array.write_text(f"[{twice}, {nested}, {json.dumps(decision_row(2))}]", encoding="utf-8")
+    result = load_records("decisions", array)
+    assert len(result.records) == 1
+    assert [(q.line, q.field) for q in result.quarantined] == [
+        (1, "decision"),
+        (2, "inputs.amount"),
+    ]
+    # a single object document too
+    array.write_text(twice, encoding="utf-8")
+    (q,) = load_records("decisions", array).quarantined
+    assert q.field == "decision"
+
+
 def test_nan_is_not_json(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps(scorecard_row(0, policy=float("nan"))) + "\n", encoding="utf-8")
