@@ -12,21 +12,33 @@ import json
 import os
 import re
 import tempfile
+import unicodedata
 from pathlib import Path
 
 DEFAULT_PATH = Path(".memory") / "routing_feedback.json"
 #: Below this magnitude a decayed score is dropped (keeps the file from growing with dust).
 _EPSILON = 1e-4
-_WITH_DIGIT = re.compile(r"\S*\d\S*")
-_NON_WORD = re.compile(r"[^a-z\s]+")
-_SPACES = re.compile(r"\s+")
+_DIGIT = re.compile(r"\d")  # any script's decimal digits (str patterns are Unicode-aware)
+
+
+def _word_char(ch: str) -> bool:
+    """Letters and combining marks of any script (a Devanagari vowel sign is part of its word)."""
+    return unicodedata.category(ch)[0] in "LM"
 
 
 def normalize_query(query: str) -> str:
-    """Lowercase, drop tokens with digits (order ids) and punctuation, collapse whitespace:
-    one key per phrasing, whatever order it names."""
-    text = _NON_WORD.sub(" ", _WITH_DIGIT.sub(" ", query.lower()))
-    return _SPACES.sub(" ", text).strip()
+    """NFKC + casefold, drop whitespace-separated tokens that contain a digit (order ids such
+    as `O-12345` or `12345`), turn everything but letters and marks of any script into spaces,
+    collapse whitespace: one key per phrasing, whatever order it names.
+
+    `注文をキャンセル` and `返金してください` are different keys, `Rückerstattung` and
+    `RÜCKERSTATTUNG` the same one (`Straße` = `STRASSE`). A query with no letters left (digits
+    only, punctuation only) normalises to "", which the store never records or looks up.
+    """
+    text = unicodedata.normalize("NFKC", query).casefold()
+    tokens = (t for t in text.split() if not _DIGIT.search(t))
+    words = "".join(ch if _word_char(ch) else " " for ch in " ".join(tokens))
+    return " ".join(words.split())
 
 
 class RoutingFeedbackStore:
@@ -59,7 +71,9 @@ class RoutingFeedbackStore:
         if self._data is None:
             if self.path is not None and self.path.exists():
                 raw = json.loads(self.path.read_text(encoding="utf-8"))
-                self._data = {q: {s: float(v) for s, v in d.items()} for q, d in raw.items()}
+                # "" (every non-ASCII or digits-only query under the old normalisation) is a
+                # shared key no query may reach; it is not loaded
+                self._data = {q: {s: float(v) for s, v in d.items()} for q, d in raw.items() if q}
             else:
                 self._data = {}
         return self._data
@@ -75,9 +89,14 @@ class RoutingFeedbackStore:
         os.replace(tmp, self.path)
 
     def record_feedback(self, query: str, skill_id: str, success: bool) -> float:
-        """Add +step on success, -step on failure, clamp, persist; returns the new score."""
-        data = self._load()
+        """Add +step on success, -step on failure, clamp, persist; returns the new score.
+
+        A query that normalises to "" (no letters) is ignored: nothing is stored, 0.0 returned.
+        """
         key = normalize_query(query)
+        if not key:
+            return 0.0
+        data = self._load()
         current = data.get(key, {}).get(skill_id, 0.0)
         delta = self.step if success else -self.step
         new = round(min(self.max_score, max(self.min_score, current + delta)), 10)
@@ -86,16 +105,20 @@ class RoutingFeedbackStore:
         return new
 
     def get_boost(self, query: str, skill_id: str) -> float:
-        """The learned boost, after this read's time decay (x0.99), which is persisted."""
+        """The learned boost, after this read's time decay (x0.99), which is persisted.
+        0.0 for a query that normalises to "" (no letters): it has no key."""
+        key = normalize_query(query)
+        if not key:
+            return 0.0
         data = self._load()
-        skills = data.get(normalize_query(query))
+        skills = data.get(key)
         if not skills or skill_id not in skills:
             return 0.0
         decayed = skills[skill_id] * self.decay
         if abs(decayed) < _EPSILON:
             del skills[skill_id]
             if not skills:
-                del data[normalize_query(query)]
+                del data[key]
         else:
             skills[skill_id] = decayed
         self._save()
@@ -103,7 +126,8 @@ class RoutingFeedbackStore:
 
     def peek(self, query: str, skill_id: str) -> float:
         """The stored score without a read tick (for snapshots and inspection)."""
-        return self._load().get(normalize_query(query), {}).get(skill_id, 0.0)
+        key = normalize_query(query)
+        return self._load().get(key, {}).get(skill_id, 0.0) if key else 0.0
 
     def snapshot(self) -> dict[str, dict[str, float]]:
         """A copy of every stored score; reading it does not decay anything."""

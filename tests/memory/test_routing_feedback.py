@@ -80,6 +80,46 @@ def test_normalisation_ignores_case_punctuation_and_order_ids() -> None:
     assert normalize_query("Commit  Code!") == "commit code"
 
 
+def test_non_ascii_queries_get_their_own_keys() -> None:
+    """Japanese and umlauts used to normalise to "" / "r ckerstattung": one shared key."""
+    assert normalize_query("注文をキャンセル") == "注文をキャンセル"
+    assert normalize_query("返金してください") == "返金してください"
+    assert normalize_query("Rückerstattung, bitte!") == "rückerstattung bitte"
+    assert normalize_query("RÜCKERSTATTUNG bitte") == "rückerstattung bitte"
+    assert normalize_query("Rückerstattung") != normalize_query("Rckerstattung")
+    assert normalize_query("Ｃｏｍｍｉｔ Code") == "commit code"  # NFKC: full-width letters
+    assert normalize_query("Wo ist Bestellung O-12345?") == "wo ist bestellung"
+    assert normalize_query("注文 12345 をキャンセル") == "注文 をキャンセル"
+
+
+def test_non_ascii_feedback_does_not_leak_across_queries(store: RoutingFeedbackStore) -> None:
+    store.record_feedback("注文をキャンセル", "cancellations", True)
+    assert store.get_boost("返金してください", "cancellations") == 0.0
+    assert store.get_boost("注文をキャンセル", "cancellations") == pytest.approx(0.1 * 0.99)
+    store.record_feedback("Rückerstattung", "refunds", False)
+    assert store.peek("Rckerstattung", "refunds") == 0.0
+    assert store.peek("RÜCKERSTATTUNG", "refunds") == pytest.approx(-0.1)
+    assert "" not in store.snapshot()
+
+
+@pytest.mark.parametrize("query", ["12345", "  4711 0815 ", "!!!", "", "１２３"])
+def test_a_query_without_letters_is_never_recorded_or_looked_up(
+    store: RoutingFeedbackStore, query: str
+) -> None:
+    assert normalize_query(query) == ""
+    assert store.record_feedback(query, "refunds", True) == 0.0
+    assert store.get_boost(query, "refunds") == 0.0
+    assert store.peek(query, "refunds") == 0.0
+    assert store.snapshot() == {}
+    assert store.path is not None and not store.path.exists()
+    # nor is a shared "" key from an older file ever reached
+    store.path.parent.mkdir(parents=True, exist_ok=True)
+    store.path.write_text(json.dumps({"": {"refunds": 0.3}, "refund": {"refunds": 0.2}}))
+    old = RoutingFeedbackStore(store.path)
+    assert old.get_boost(query, "refunds") == 0.0
+    assert old.get_boost("Refund!", "refunds") == pytest.approx(0.2 * 0.99)
+
+
 def test_router_explains_the_reinforcement(tmp_path: Path) -> None:
     store = RoutingFeedbackStore(tmp_path / "fb.json")
     store.record_feedback("When will order 4411 get here?", "orders", True)
