@@ -91,10 +91,32 @@ class RecallResult(BaseModel):
         return render_observations(self.surfaced)
 
 
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(text.lower()))
+
+
+def _occurs_in(needle: tuple[str, ...], words: tuple[str, ...]) -> bool:
+    """`needle` is a contiguous run of `words`."""
+    n = len(needle)
+    return any(words[i : i + n] == needle for i in range(len(words) - n + 1))
+
+
 def turn_entities(text: str, known: Iterable[str]) -> frozenset[str]:
-    """Entities of a turn: the known entity names that occur as words in its text."""
-    words = set(_WORD.findall(text.lower()))
-    return frozenset(e for e in known if e.lower() in words)
+    """Entities of a turn: the known entity names that occur as words in its text.
+
+    An entity is tokenised like the text (`order-service`, `api.v2`, `Order Service` are two
+    tokens each) and matches when its tokens occur contiguously, in order, in the turn's tokens;
+    an entity with no word characters never matches."""
+    words = _tokens(text)
+    present = set(words)
+    out = set()
+    for e in known:
+        needle = _tokens(e)
+        if not needle or not present.issuperset(needle):
+            continue
+        if len(needle) == 1 or _occurs_in(needle, words):
+            out.add(e)
+    return frozenset(out)
 
 
 def is_surfaceable(
@@ -105,9 +127,12 @@ def is_surfaceable(
     recency_days: int = RECENCY_DAYS,
     min_seen: int = MIN_SEEN,
 ) -> bool:
-    """All five filters of seed 004; failing any one keeps the reflection out."""
+    """All five filters of seed 004; failing any one keeps the reflection out. Recent means
+    seen within `recency_days` before `now`: a `last_seen` after `now` (a clock skew, a bad
+    import) is not recent, it is unexplained."""
+    age = now - r.last_seen
     return (
-        now - r.last_seen <= timedelta(days=recency_days)
+        timedelta(0) <= age <= timedelta(days=recency_days)
         and r.seen_count >= min_seen
         and r.actionable
         and bool(entities.intersection(e.lower() for e in r.entities))

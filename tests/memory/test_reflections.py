@@ -11,6 +11,7 @@ from contextos_lab.memory.reflections import (
     SECTION_HEADER,
     ReflectionStore,
     carries_directive,
+    turn_entities,
 )
 
 NOW = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
@@ -121,3 +122,37 @@ def test_store_persists_and_reloads(tmp_path: Path) -> None:
     _record(s, 2, 1, "ES timed out", "Add a retry budget for Elasticsearch", ("elasticsearch",))
     again = ReflectionStore(path=path)
     assert len(again) == 1 and again.all()[0].seen_count == 2
+
+
+@pytest.mark.parametrize(
+    ("entity", "turn"),
+    [
+        ("order-service", "The order-service keeps timing out"),
+        ("order-service", "why is the Order Service so slow?"),
+        ("api.v2", "calls to API.v2 fail"),
+        ("Elastic Search", "elastic search is down again"),
+    ],
+)
+def test_multi_token_entities_match_as_a_contiguous_run(entity: str, turn: str) -> None:
+    assert turn_entities(turn, [entity]) == {entity}
+    s = ReflectionStore()
+    fp = _record(s, 3, 1, f"{entity} timed out", f"Add a retry budget for {entity}", (entity,))
+    assert [r.fingerprint for r in s.recall(turn, NOW).surfaced] == [fp]
+
+
+def test_multi_token_entities_need_their_tokens_in_order_and_adjacent() -> None:
+    known = ["order-service", "elasticsearch"]
+    assert turn_entities("the service for an order", known) == frozenset()
+    assert turn_entities("order the service", known) == frozenset()
+    assert turn_entities("service order-ish", known) == frozenset()
+    assert turn_entities("order-service-v2 and Elasticsearch", known) == set(known)
+    assert turn_entities("anything", ["--", ""]) == frozenset()
+
+
+def test_a_reflection_seen_in_the_future_is_not_recent() -> None:
+    s = ReflectionStore()
+    future = _record(s, 3, -2, "Elasticsearch queries timed out", "Add a retry budget",
+                     ("elasticsearch",))  # fmt: skip
+    assert s.all()[0].last_seen > NOW
+    assert s.recall(QUESTION, NOW).surfaced == ()
+    assert s.recall(QUESTION, NOW + timedelta(days=2)).surfaced[0].fingerprint == future
