@@ -129,6 +129,10 @@ def run_demo(out: Path, *, smoke: bool = False) -> int:
         print(f"  report hash {status} for {Path(path).name}")
     print(f"reports: {job.gate_report.parent}")
     print(f"proposal files: {out / 'proposals'}")
+    print(
+        f"verify the store: CONTEXTOS_SIGNING_KEY_FILE={out / '.contextos' / 'signing.key'} "
+        f"contextos-lab store verify --store sqlite:///{out / 'store.db'}"
+    )
     print(f"demo finished in {time.perf_counter() - t0:.0f} s (nothing was applied to a harness)")
     return 0
 

@@ -8,6 +8,7 @@ import sys
 
 from contextos_lab.store.experience_store import DEFAULT_STORE_URL, ExperienceStore
 from contextos_lab.store.lineage import lineage
+from contextos_lab.store.signing import SigningKeyMissing
 
 
 def default_store_url() -> str:
@@ -27,7 +28,11 @@ def _verify(args: argparse.Namespace) -> int:
     store = open_store(args.store)
     if store is None:
         return 2
-    report = store.verify()
+    try:
+        report = store.verify()
+    except SigningKeyMissing as exc:
+        print(f"error: cannot verify {args.store}: {exc}", file=sys.stderr)
+        return 2
     print(f"{args.store}: {report}", file=sys.stdout if report.ok else sys.stderr)
     return 0 if report.ok else 1
 

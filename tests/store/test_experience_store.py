@@ -20,7 +20,7 @@ from contextos_lab.schemas import (
     advance,
 )
 from contextos_lab.store import ExperienceStore, StoreRefusal, lineage
-from contextos_lab.store.signing import signature_valid
+from contextos_lab.store.signing import SigningKeyMissing, signature_valid
 from tests.factories import T0, decision_record, feedback_entry
 
 OPERATOR = "user_finance_lead_77"
@@ -343,8 +343,9 @@ def test_verify_needs_the_key(store: ExperienceStore, tmp_path: Path, monkeypatc
     _seed(store, 1)
     monkeypatch.delenv("CONTEXTOS_SIGNING_KEY")
     monkeypatch.setenv("CONTEXTOS_SIGNING_KEY_FILE", str(tmp_path / "no.key"))
-    report = ExperienceStore(f"sqlite:///{tmp_path}/exp.db").verify()
-    assert not report.ok and "no signing key" in (report.reason or "")
+    with pytest.raises(SigningKeyMissing, match="no feedback signing key"):
+        ExperienceStore(f"sqlite:///{tmp_path}/exp.db").verify()
+    assert main(["store", "verify", "--store", f"sqlite:///{tmp_path}/exp.db"]) == 2
 
 
 def test_reviewed_proposal_substance_is_frozen(store: ExperienceStore) -> None:
