@@ -18,6 +18,7 @@ from pathlib import Path
 from contextos_lab.gate.commands import (
     EXIT_NOTEBOOK,
     JobError,
+    add_gate_arguments,
     check_inputs,
     gate_and_emit,
     print_emitted,
@@ -103,15 +104,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--n-trials", type=int, default=None, help="budget incl. baseline trial")
     p.add_argument("--storage", default=None, help="Optuna storage URL or journal path")
     p.add_argument("--workers", type=int, default=1, help="worker processes on one study")
-    p.add_argument(
-        "--ledger",
-        default=None,
-        help="held-out read ledger (JSON lines; default $CONTEXTOS_HELDOUT_LEDGER or "
-        ".contextos/heldout_ledger.jsonl, relative to the current directory)",
-    )
-    p.add_argument("--insights", default=None, help="insights.json to confirm ResearchTasks")
-    p.add_argument("--sources", nargs="*", default=["synthetic"], help="trace sources of 01")
-    p.add_argument("--max-candidates", type=int, default=None)
+    add_gate_arguments(p)
     p.set_defaults(func=run)
 
 

@@ -125,6 +125,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--spec", required=True, help="run spec (YAML or JSON)")
     p.add_argument("--out", required=True, help="output folder (gate.json, reports/, proposals/)")
     p.add_argument("--storage", default=None, help="Optuna storage (default sqlite DIR/study.db)")
+    add_gate_arguments(p)
+    p.set_defaults(func=run)
+
+
+def add_gate_arguments(p: argparse.ArgumentParser) -> None:
+    """The held-out gate's options, shared by `gate` and `sweep`."""
     p.add_argument(
         "--ledger",
         default=None,
@@ -134,7 +140,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--insights", default=None, help="insights.json to confirm ResearchTasks")
     p.add_argument("--sources", nargs="*", default=["synthetic"], help="trace sources of 01")
     p.add_argument("--max-candidates", type=int, default=None)
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -145,6 +145,24 @@ class ClusterReport:
         ]
         return pd.DataFrame(rows)
 
+    def timeline(self) -> pd.DataFrame:
+        """Occurrences per day of each run-derived insight (rows: day; one column per insight,
+        labelled "pattern (insight_id)" so two insights never share a column).
+
+        Counts come from the decision records an insight cites, so each column sums to the
+        evidence it carries among the loaded runs.
+        """
+        decided = self.runs.set_index("record_id")["decided_at"]
+        series = {}
+        for insight in self.insights:
+            if insight.support.get("source") != "runs":
+                continue
+            times = decided.reindex(list(insight.evidence_refs)).dropna()
+            series[f"{insight.pattern} ({insight.insight_id})"] = times.dt.floor("D").value_counts()
+        if not series:
+            return pd.DataFrame()
+        return pd.DataFrame(series).fillna(0).astype(int).sort_index()
+
     def to_json(self) -> dict[str, Any]:
         text = None
         if self.text is not None:

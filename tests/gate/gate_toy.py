@@ -22,6 +22,7 @@ from contextos_lab.harness.protocol import (
     SurfaceLayer,
     TunableSurface,
 )
+from tests.autotune.conftest import toy_spec_dict
 
 SURFACES: tuple[TunableSurface, ...] = (
     TunableSurface(
@@ -95,30 +96,20 @@ def cases(prefix: str, n: int, risky_every: int = 0, seed: int = 0) -> pd.DataFr
 
 
 def spec_dict(**overrides: Any) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "name": "gate_toy_run",
-        "harness": "tests.gate.gate_toy:gate_toy",
-        "evaluate": "tests.gate.gate_toy:evaluate",
-        "target": {"intent": "support.refund", "metric": "economics", "direction": "decrease"},
-        "guardrails": {
+    """The autotune toy spec, pointed at this harness (floors 1.0, only its two knobs)."""
+    spec = toy_spec_dict(
+        name="gate_toy_run",
+        harness="tests.gate.gate_toy:gate_toy",
+        evaluate="tests.gate.gate_toy:evaluate",
+        guardrails={
             "floors": {"policy": 1.0, "safety": 1.0},
             "accepted_deltas": {"utility": 1.0, "latency": None, "economics": None},
         },
-        "baseline_tuple": {
-            "pack": "toy-pack@1",
-            "policy": "toy-policy@1",
-            "tool_manifest": "toy-tools@1",
-            "evaluator_suite": "toy-eval@1",
-            "model_profile": "toy-model@1",
-        },
-        "tunable_surfaces": ["top_k", "auto_approve"],
-        "search_set": "search.jsonl",
-        "heldout_test_set": "heldout.jsonl",
-        "rollback_target": "toy@1.0.0",
-        "hypervolume": {"reference_point": {"utility": 0.0, "latency": 300.0, "economics": 1.0}},
-        "sampler": {"kind": "random", "seed": 3},
-        "n_trials": 24,
-    }
+        tunable_surfaces=["top_k", "auto_approve"],
+        hypervolume={"reference_point": {"utility": 0.0, "latency": 300.0, "economics": 1.0}},
+        sampler={"kind": "random", "seed": 3},
+        n_trials=24,
+    )
     spec.update(overrides)
     return spec
 

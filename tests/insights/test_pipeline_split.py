@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from contextos_lab.insights.pipeline import Loaded, analyse
+from contextos_lab.insights.pipeline import Loaded, analyse, load_sources
 from contextos_lab.insights.split import HELDOUT, SEARCH
 from tests.factories import decision_record, feedback_entry
 
@@ -44,3 +44,15 @@ def test_feedback_whose_trace_has_no_record_is_reported_not_dropped() -> None:
     as_json = json.loads(json.dumps(report.to_json(), default=str))
     assert {r["feedback_id"] for r in as_json["feedback_without_record"]} == {f.id for f in orphans}
     assert analyse(Loaded(records=records, feedback=with_record)).feedback_without_record.empty
+
+
+def test_timeline_counts_each_run_insight_per_day() -> None:
+    report = analyse(load_sources(["synthetic:600:3"]), text_backend=None)
+    timeline = report.timeline()
+    run_insights = [i for i in report.insights if i.support.get("source") == "runs"]
+    labels = [f"{i.pattern} ({i.insight_id})" for i in run_insights]
+    assert run_insights and list(timeline.columns) == labels
+    days = report.runs.set_index("record_id")["decided_at"].dt.floor("D")
+    for insight, label in zip(run_insights, labels, strict=True):
+        cited = days.reindex(list(insight.evidence_refs)).dropna()
+        assert timeline[label].sum() == len(cited) > 0

@@ -40,6 +40,23 @@ def _seed(store: ExperienceStore, n: int = 5) -> list[str]:
     return ids
 
 
+def _seed_insight(store: ExperienceStore) -> list[str]:
+    """Five stored corrections and the insight cluster over them (ins_a17)."""
+    ids = _seed(store, 5)
+    store.append(
+        InsightCluster(
+            insight_id="ins_a17",
+            decision_key="k",
+            override_reason_class="refund_window_misjudged",
+            count=5,
+            feedback_ids=ids,
+            earliest=T0,
+            latest=T0,
+        )
+    )
+    return ids
+
+
 def _snapshot(db: Path) -> list[tuple]:
     with sqlite3.connect(db) as conn:
         return conn.execute("SELECT * FROM artifacts ORDER BY seq").fetchall()
@@ -194,18 +211,7 @@ def test_upstream_must_exist(store: ExperienceStore) -> None:
 
 
 def test_versions_must_follow_the_lifecycle(store: ExperienceStore) -> None:
-    ids = _seed(store, 5)
-    store.append(
-        InsightCluster(
-            insight_id="ins_a17",
-            decision_key="k",
-            override_reason_class="refund_window_misjudged",
-            count=5,
-            feedback_ids=ids,
-            earliest=T0,
-            latest=T0,
-        )
-    )
+    _seed_insight(store)
     proposal = StrategyProposal(
         proposal_id="sp_b04",
         insight_id="ins_a17",
@@ -349,18 +355,7 @@ def test_verify_needs_the_key(store: ExperienceStore, tmp_path: Path, monkeypatc
 
 
 def test_reviewed_proposal_substance_is_frozen(store: ExperienceStore) -> None:
-    ids = _seed(store, 5)
-    store.append(
-        InsightCluster(
-            insight_id="ins_a17",
-            decision_key="k",
-            override_reason_class="refund_window_misjudged",
-            count=5,
-            feedback_ids=ids,
-            earliest=T0,
-            latest=T0,
-        )
-    )
+    _seed_insight(store)
     proposal = StrategyProposal(
         proposal_id="sp_b05",
         insight_id="ins_a17",
