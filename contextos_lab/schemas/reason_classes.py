@@ -48,9 +48,10 @@ def registry_paths() -> tuple[Path, Path]:
 def check_reason_class(value: str) -> str:
     known = reason_classes()
     if value not in known:
-        core, own = registry_paths()
+        project = _project()
         raise ValueError(
-            f"unknown override_reason_class {value!r}: not in the registry {own} nor the core "
-            f"registry {core.name}; known classes: {', '.join(sorted(known))}"
+            f"unknown override_reason_class {value!r}: not in the registry of project "
+            f"{project.name} ({project.registry_path}) nor the core registry "
+            f"{REGISTRY_PATH.name}; known classes: {', '.join(sorted(known))}"
         )
     return value
