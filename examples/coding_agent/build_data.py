@@ -96,7 +96,11 @@ def decisions(rng: np.random.Generator) -> list[DecisionRecord]:
             }
             out.append(record(n, MERGE, inputs, ev, at))
         elif n % 8 < 7:  # 100 dependency additions
-            lic = str(rng.choice(["MIT", "Apache-2.0", "BSD-3-Clause", "GPL-3.0"], p=[.5, .3, .15, .05]))
+            lic = str(
+                rng.choice(
+                    ["MIT", "Apache-2.0", "BSD-3-Clause", "GPL-3.0"], p=[0.5, 0.3, 0.15, 0.05]
+                )
+            )
             ev = ["license_scan"] if rng.random() > 0.08 else []
             inputs = {"package": f"pkg-{int(rng.integers(100, 999))}", "license": lic}
             out.append(record(n, DEP, inputs, ev, at))
@@ -138,9 +142,13 @@ def feedback(records: list[DecisionRecord], rng: np.random.Generator) -> list[di
                 "override_reason_text": f"{reason.replace('_', ' ')} on {rec.trace_id}",
                 "expected_outcome": {"terminal_state": "DENIED"} if key != CMD else {},
                 "evidence_refs_seen": list(rec.evidence_refs),
-                "evidence_refs_missing": ["ci_test_run"] if reason == "merged_without_tests" else [],
+                "evidence_refs_missing": ["ci_test_run"]
+                if reason == "merged_without_tests"
+                else [],
                 "signed_by": OVERRIDERS[len(out) % len(OVERRIDERS)],
-                "signed_at": (rec.decided_at + timedelta(hours=3)).isoformat().replace("+00:00", "Z"),
+                "signed_at": (rec.decided_at + timedelta(hours=3))
+                .isoformat()
+                .replace("+00:00", "Z"),
             }
             out.append(entry)
     return sorted(out, key=lambda e: e["signed_at"])
@@ -177,8 +185,9 @@ def goldens(records: list[DecisionRecord]) -> dict[str, list[GoldenCase]]:
     without = [r for r in merge if r.decision == "approve" and "ci_test_run" not in _kinds(r)][:6]
     other = [r for r in merge if r.decision != "approve" and "ci_test_run" in _kinds(r)][:3]
     v1 = bundle("POLICY_CODE_MERGE_V1")
-    patched = apply_patch(v1, Patch(target="policy_bundle", target_id=v1.bundle_id, op="add",
-                                    body=CI_PATCH))
+    patched = apply_patch(
+        v1, Patch(target="policy_bundle", target_id=v1.bundle_id, op="add", body=CI_PATCH)
+    )
     cases = []
     for r in with_ci + other + without:
         after = replay_decision_record(r, patched).decision
@@ -212,13 +221,19 @@ def replay_cases(records: list[DecisionRecord], fb: list[dict]) -> None:
         packets.append(
             ReplayPacket(
                 packet_id=f"rp_{r.record_id}",
-                source_pressure={"source_type": "operator_correction", "source_ref": e["id"],
-                                 "severity": "high"},
+                source_pressure={
+                    "source_type": "operator_correction",
+                    "source_ref": e["id"],
+                    "severity": "high",
+                },
                 pinned_context_pack="coding-agent-pack@1.0.0",
                 compiled_context_hash=sha256_hex(canonical_json(case)),
                 side_effect_policy="dry_run",
-                expected_outcome={"decision": "deny", "terminal_state": "DENIED",
-                                  "properties": {"evidence_missing": ["ci_test_run"]}},
+                expected_outcome={
+                    "decision": "deny",
+                    "terminal_state": "DENIED",
+                    "properties": {"evidence_missing": ["ci_test_run"]},
+                },
                 case=case,
             )
         )
