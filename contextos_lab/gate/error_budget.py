@@ -47,8 +47,10 @@ class ErrorBudget(BaseModel):
     #: Share of alpha held as initial wealth (the rest is the first promotion's reward).
     initial_wealth_share: float = Field(default=0.9, gt=0, lt=1)
     #: Planned number of gates on one held-out set; the no-promotion level is about
-    #: initial_wealth / horizon and the set is spent after `horizon` gates without promotions.
-    horizon: int = Field(default=200, ge=1, le=1_000_000)
+    #: initial_wealth / horizon and the set is spent after `horizon` gates without promotions
+    #: (promotions earn budget back). 50 ≈ a year of weekly sweeps; benchmarks/heldout_reuse.py
+    #: shows the trade (a longer horizon keeps a set longer at a lower level per gate).
+    horizon: int = Field(default=50, ge=1, le=1_000_000)
     #: A level below this is not worth a held-out read: the set is spent, refresh it.
     min_level: float = Field(default=1e-6, ge=0)
 
@@ -112,7 +114,8 @@ class BudgetState(BaseModel):
         )
 
 
-def _method(budget: ErrorBudget) -> LordPlusPlus:
+def new_method(budget: ErrorBudget) -> LordPlusPlus:
+    """A fresh LORD++ test under this budget (the gamma sequence set to `HorizonGamma`)."""
     method = LordPlusPlus(alpha=budget.alpha, wealth=budget.initial_wealth)
     method.seq = HorizonGamma(budget.horizon)  # public attribute; see module docstring
     return method
@@ -123,7 +126,7 @@ def replay(outcomes: Sequence[bool], budget: ErrorBudget) -> tuple[LordPlusPlus,
 
     A rejection is replayed as p = 0 and a non-rejection as p = 1: LORD++'s levels depend on
     the past only through the rejection times (and the wealth those levels spent)."""
-    method = _method(budget)
+    method = new_method(budget)
     levels = []
     for rejected in outcomes:
         method.test_one(0.0 if rejected else 1.0)
@@ -200,6 +203,7 @@ __all__ = [
     "GateBudget",
     "HorizonGamma",
     "advice",
+    "new_method",
     "replay",
     "state",
     "sweep_p_value",
