@@ -7,7 +7,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -15,6 +15,9 @@ from contextos_lab.autotune.cases import CaseSet, load_case_set
 from contextos_lab.autotune.search_space import SearchSpace
 from contextos_lab.autotune.spec import SpecError, TuningRunSpec, check_spec
 from contextos_lab.harness.protocol import Harness, baseline_config, load_harness
+
+if TYPE_CHECKING:
+    from contextos_lab.autotune.run_layout import RunLayout
 
 #: `(cases, results) -> frame indexed by case_id, one column per evaluator`.
 EvaluateFn = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
@@ -27,10 +30,13 @@ class RunContext:
     space: SearchSpace
     search: CaseSet
     evaluate: EvaluateFn
+    #: Where search-set runs are written for outside proposers (`run_layout`); None: nowhere.
+    runs: RunLayout | None = None
 
     def worker_payload(self) -> dict[str, Any]:
         """Picklable: a worker re-imports the harness and evaluator by path, reuses the cases."""
-        return {**self.spec.runtime_dict(), "search": self.search}
+        runs = str(self.runs.root) if self.runs is not None else None
+        return {**self.spec.runtime_dict(), "search": self.search, "runs": runs}
 
 
 def load_callable(path: str) -> Callable[..., Any]:
@@ -86,4 +92,9 @@ def rebuild(payload: dict[str, Any]) -> RunContext:
     """A worker's context from `RunContext.worker_payload()` (sets are not re-read)."""
     spec = TuningRunSpec.model_validate(payload["spec"]).with_base_dir(Path(payload["base_dir"]))
     harness = load_harness(spec.harness, **spec.harness_kwargs)
-    return prepare(spec, harness=harness, search=payload["search"], set_checker=lambda a, b: [])
+    ctx = prepare(spec, harness=harness, search=payload["search"], set_checker=lambda a, b: [])
+    if payload.get("runs"):
+        from contextos_lab.autotune.run_layout import for_context
+
+        ctx.runs = for_context(ctx, payload["runs"])
+    return ctx

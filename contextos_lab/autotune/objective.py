@@ -63,6 +63,8 @@ def evaluate_cases(
     if len(frame) != len(cases):
         raise HarnessFailure(f"evaluation returned {len(frame)} rows for {len(cases)} cases")
     per_case = frame[[e.value for e in EvaluatorName]].astype(float)
+    if ctx.runs is not None:  # the experience layout outside proposers read
+        ctx.runs.record(cases, results, per_case)
     return per_case, len(errors), harness_s
 
 

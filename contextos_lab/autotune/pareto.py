@@ -54,6 +54,8 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
                 "case_evaluations", ua.get("search_set", {}).get("n_cases")
             ),
             "drop_reason": (ua.get("racing") or {}).get("dropped"),
+            # who proposed it: absent for the sampler's own trials (`contextos-lab enqueue`)
+            "proposer": ua.get("proposer"),
         }
         for name, value in (ua.get("scores") or {}).items():
             row[name] = value

@@ -298,22 +298,34 @@ def ensure_baseline(ctx: RunContext, study: optuna.Study) -> dict[str, float]:
 def _run_one(
     ctx: RunContext, study: optuna.Study, baseline: dict[str, float] | None
 ) -> optuna.trial.FrozenTrial:
+    if ctx.runs is not None:
+        ctx.runs.discard()
     trial = study.ask()
     trial.set_user_attr("worker", worker_id())
     try:
         values = run_trial(ctx, trial, baseline)
     except HarnessFailure as exc:
         log.warning("trial %d failed: %s", trial.number, exc)
-        return study.tell(trial, state=TrialState.FAIL)
+        return _laid_out(ctx, study.tell(trial, state=TrialState.FAIL))
     except optuna.TrialPruned:  # dropped by racing; its stage and reason are in user attrs
-        return study.tell(trial, state=TrialState.PRUNED)
+        return _laid_out(ctx, study.tell(trial, state=TrialState.PRUNED))
     except BaseException as exc:  # a bug or an interrupt: record it, never swallow it
         interrupted = isinstance(exc, KeyboardInterrupt | SystemExit)
         trial.set_user_attr("interrupted", interrupted)
         trial.set_user_attr("fail_reason", f"{type(exc).__name__}: {exc}")
         study.tell(trial, state=TrialState.FAIL)
         raise
-    return study.tell(trial, list(values))
+    return _laid_out(ctx, study.tell(trial, list(values)))
+
+
+def _laid_out(ctx: RunContext, frozen: optuna.trial.FrozenTrial) -> optuna.trial.FrozenTrial:
+    """Write the told trial to the run layout; a full disk there never fails the study."""
+    if ctx.runs is not None:
+        try:
+            ctx.runs.finish(frozen, config=ctx.space.config(dict(frozen.params)))
+        except OSError as exc:
+            log.warning("run layout: trial %d not written: %s", frozen.number, exc)
+    return frozen
 
 
 def work(

@@ -53,11 +53,13 @@ def sweep(
     seed: int | None = None,
     progress: bool = True,
     ctx: RunContext | None = None,
+    runs: bool = True,
 ) -> SweepResult:
     """Check the spec, run (or resume) the study, and collect the front and its ranking.
 
     `sampler` / `seed` override the spec's sampler config; `storage` defaults to a SQLite file
-    in `out_dir`.
+    in `out_dir`. With `runs` (default) every trial's config, scores and per-case results are
+    written to `out_dir/runs/<study>/` for outside proposers (`autotune.run_layout`).
     """
     spec_obj = spec if isinstance(spec, TuningRunSpec) else load_spec(spec)
     ctx = ctx or prepare(spec_obj)
@@ -72,6 +74,10 @@ def sweep(
         )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if runs and ctx.runs is None:
+        from contextos_lab.autotune.run_layout import for_context
+
+        ctx.runs = for_context(ctx, out / "runs")
     url = storage or default_storage_url(out)
     study = run_study(ctx, url, n_trials=n_trials, workers=workers, sampler=cfg, progress=progress)
     return collect(study, ctx.spec, storage=url)

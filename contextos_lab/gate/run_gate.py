@@ -59,6 +59,8 @@ class GateCandidate(BaseModel):
     params: dict[str, Any]
     config_diff: dict[str, dict[str, Any]]
     layers: list[str] = Field(default_factory=list)
+    #: Provenance of an outside proposal (`contextos-lab enqueue`); None for sampler trials.
+    proposer: dict[str, Any] | None = None
     n_changed: int = 0
     search_scores: dict[str, float]
     heldout_means: dict[str, float]
@@ -179,6 +181,14 @@ def front_candidates(
     if front.empty:
         return front
     front = front[front["config_diff"].map(bool)]
+    # An outside proposal is always judged by the gate when feasible, on the front or not.
+    outside = frame[
+        frame["feasible"]
+        & frame["proposer"].map(lambda p: isinstance(p, dict) and p.get("kind") == "outside")
+        & frame["config_diff"].map(bool)
+        & ~frame["number"].isin(front["number"])
+    ]
+    front = pd.concat([front, outside], ignore_index=True) if len(outside) else front
     baseline = dict(study.user_attrs.get("baseline_scores", {}))
     ranked = rank_candidates(front.reset_index(drop=True), spec, baseline) if baseline else front
     return ranked.head(max_candidates) if max_candidates else ranked
@@ -248,6 +258,7 @@ def run_gate(
                 params=dict(row["params"]),
                 config_diff=dict(row["config_diff"]),
                 layers=list(row.get("layers") or []),
+                proposer=row.get("proposer") if isinstance(row.get("proposer"), dict) else None,
                 n_changed=int(row.get("n_changed") or len(row["config_diff"])),
                 search_scores={
                     k: float(row[k])

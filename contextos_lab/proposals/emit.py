@@ -146,6 +146,7 @@ def tuning_proposal(run: GateRun, decision: GateDecision, report: ReportRef) -> 
             "verdict": decision.verdict,
             "reasons": list(decision.reasons),
             "candidate_id": cand.candidate_id,
+            "proposer": cand.proposer or {"kind": "sampler", "by": f"sampler:{run.study}"},
             "study": run.study,
             "trial_number": cand.trial_number,
             "target_metric": decision.target_metric,
