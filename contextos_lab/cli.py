@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.store.commands",
     "contextos_lab.loaders.commands",
     "contextos_lab.insights.commands",
+    "contextos_lab.insights.preferences_command",
     "contextos_lab.harness.runs_commands",
     "contextos_lab.autotune.commands",
     "contextos_lab.autotune.enqueue_command",

@@ -33,6 +33,7 @@ from contextos_lab.schemas.monitoring import (
     SourceClosure,
 )
 from contextos_lab.schemas.notes import Note, NoteKind, NoteStatus
+from contextos_lab.schemas.preference import PreferenceEntry, Preferred
 from contextos_lab.schemas.replay import ReplayPacket, SourcePressure
 from contextos_lab.schemas.research import ResearchScope, ResearchTask, ResearchTaskStatus
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName, Scorecard
@@ -80,6 +81,7 @@ ENVELOPES: dict[str, type[Envelope]] = {
         Scorecard,
         MonitorVerdict,
         SourceClosure,
+        PreferenceEntry,
     )
 }
 #: The same, by experience-store kind.
@@ -121,6 +123,8 @@ __all__ = [
     "Patch",
     "PatchOp",
     "PatchTarget",
+    "PreferenceEntry",
+    "Preferred",
     "ProposalClass",
     "ReplayClassification",
     "ReplayDetail",

@@ -48,6 +48,7 @@ from contextos_lab.schemas.base import Envelope, EnvelopeList, canonical_json, s
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.schemas.lifecycle import check_transition
+from contextos_lab.schemas.preference import PreferenceEntry
 from contextos_lab.store.signing import (
     load_authorised_overriders,
     load_signing_key,
@@ -411,6 +412,11 @@ class ExperienceStore:
         _check_storable(item)
         if isinstance(item, FeedbackEntry):
             item = self._check_feedback(conn, item, pending)
+        elif isinstance(item, PreferenceEntry):  # signed like feedback; any annotator may judge
+            if item.signature is None:
+                item = sign_entry(item, self.signing_key)  # type: ignore[arg-type]
+            elif not signature_valid(item, self.signing_key):  # type: ignore[arg-type]
+                raise StoreRefusal(kind, aid, "signature does not verify with the store's key")
         latest = pending.get((kind, aid)) or self._latest(conn, kind, aid)
         if latest is not None and latest.content_hash() != item.content_hash():
             if kind in IMMUTABLE_KINDS:
