@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from collections.abc import Mapping
 from typing import Any
 
 import optuna
-import pandas as pd
 
 from contextos_lab.autotune.context import RunContext
-from contextos_lab.harness.protocol import run_cases
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
 #: Short case-hash prefix stored per trial (the full hashes are in the study's attributes).
@@ -28,7 +25,10 @@ MAX_CASE_HASHES_PER_TRIAL = 256
 
 
 class HarnessFailure(RuntimeError):
-    """The harness (or evaluation) could not produce scores for a config."""
+    """The harness (or evaluation) could not produce scores for a config; `spend` is what the
+    attempt still paid (calls made before it failed), when known."""
+
+    spend: dict[str, Any] | None = None
 
 
 def worker_id() -> str:
@@ -37,39 +37,67 @@ def worker_id() -> str:
 
 
 def score_config(ctx: RunContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Mean of each evaluator over the search set, plus error count and harness wall time."""
+    """Mean of each evaluator over the search set (repeats averaged per case first), plus the
+    error count and rate, harness wall time, what the trial paid and its pass^k summary."""
+    from contextos_lab.autotune.budget import economics_cents, trial_spend
+    from contextos_lab.harness.execution import execute
+    from contextos_lab.harness.repeat_scores import score_execution
+
     config = ctx.space.config(params)
-    t0 = time.perf_counter()
+    spec = ctx.spec
     try:
-        results = run_cases(ctx.harness, ctx.search.cases, config)
+        execution = execute(
+            ctx.harness,
+            ctx.search.cases,
+            ctx.search.case_hashes,
+            config,
+            spec.execution_policy().model_copy(update={"cache": ctx.read_cache}),
+            ctx.cache,
+        )
     except Exception as exc:
         raise HarnessFailure(
             f"harness {ctx.harness.name!r} raised {type(exc).__name__}: {exc}"
         ) from exc
-    harness_s = time.perf_counter() - t0
-    errors = results["error"].dropna() if "error" in results else pd.Series(dtype=object)
-    errors = errors[errors.astype(str) != ""]
+    results = execution.results
+    errors = results["error"][results["error"].notna() & (results["error"].astype(str) != "")]
     if len(results) and len(errors) == len(results):
-        raise HarnessFailure(f"every case errored; first: {errors.iloc[0]}")
+        failure = HarnessFailure(f"every case errored; first: {errors.iloc[0]}")
+        failure.spend = trial_spend(execution, spec.prices)
+        raise failure
+    prices = spec.prices
     try:
-        frame = ctx.evaluate(ctx.search.cases, results)
+        scored = score_execution(
+            ctx.evaluate,
+            ctx.search.cases,
+            execution,
+            economics=(lambda r: economics_cents(prices, r)) if prices is not None else None,
+        )
     except Exception as exc:
         raise HarnessFailure(f"evaluation raised {type(exc).__name__}: {exc}") from exc
-    missing = [e.value for e in EvaluatorName if e.value not in frame.columns]
-    if missing:
-        raise HarnessFailure(f"evaluation frame lacks evaluator columns {missing}")
-    scores = {e.value: float(frame[e.value].astype(float).mean()) for e in EvaluatorName}
+    scores = scored.means
     if any(v != v for v in scores.values()):
         raise HarnessFailure(f"evaluation produced NaN scores {scores}")
-    return {"scores": scores, "n_case_errors": len(errors), "harness_s": harness_s}
+    return {
+        "scores": scores,
+        "n_case_errors": len(errors),
+        "error_rate": scored.error_rate,
+        "harness_s": execution.wall_s,
+        "spend": trial_spend(execution, prices),
+        "repeats": scored.summary(),
+    }
 
 
 def constraint_values(
-    ctx: RunContext, scores: Mapping[str, float], baseline: Mapping[str, float] | None
+    ctx: RunContext,
+    scores: Mapping[str, float],
+    baseline: Mapping[str, float] | None,
+    error_rate: float | None = None,
 ) -> dict[str, float]:
     """Named constraint values, feasible when <= 0: floors, then accepted regressions."""
     floors = ctx.spec.guardrails.floors
     out = {f"floor_{name}": floor - scores[name] for name, floor in floors.model_dump().items()}
+    if ctx.spec.max_error_rate is not None and error_rate is not None:
+        out["floor_error_rate"] = error_rate - ctx.spec.max_error_rate
     if baseline is None:
         return out
     for name, delta in ctx.spec.guardrails.accepted_deltas.model_dump().items():
@@ -111,15 +139,25 @@ def run_trial(
         outcome = score_config(ctx, params)
     except HarnessFailure as exc:
         trial.set_user_attr("fail_reason", str(exc))
+        if exc.spend is not None:
+            trial.set_user_attr("spend", exc.spend)
         raise
     scores = outcome["scores"]
     trial.set_user_attr("scores", scores)
     trial.set_user_attr(
         "run",
-        {"n_case_errors": outcome["n_case_errors"], "harness_s": round(outcome["harness_s"], 6)},
+        {
+            "n_case_errors": outcome["n_case_errors"],
+            "error_rate": round(outcome["error_rate"], 6),
+            "harness_s": round(outcome["harness_s"], 6),
+            **outcome["repeats"],
+        },
     )
+    trial.set_user_attr("spend", outcome["spend"])
     # Only the baseline trial runs before baseline scores exist; it is its own reference.
-    constraints = constraint_values(ctx, scores, baseline if baseline is not None else scores)
+    constraints = constraint_values(
+        ctx, scores, baseline if baseline is not None else scores, outcome["error_rate"]
+    )
     for name, value in constraints.items():
         trial.set_constraint(name, value)
     return tuple(scores[e.value] for e in ctx.spec.objectives)
