@@ -2,6 +2,11 @@
 
 A command module exposes `register(subparsers)`, adding parsers whose `func(args) -> int` runs
 the command. Stages add themselves to COMMAND_MODULES; nothing else here needs to change.
+
+Conventions (see `cli_conventions`): register with `add_command(..., example=...)` so `--help`
+shows an example; raise `contextos_lab.errors.UserError` for anything the user can fix. `main`
+is the one place that turns those (and file-system errors such as an unwritable `--out`) into
+one line on stderr and exit 2; argparse errors are one line and exit 2 too (`Parser.error`).
 """
 
 from __future__ import annotations
@@ -10,6 +15,9 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+
+from contextos_lab.cli_conventions import Formatter, Parser, report_user_error
+from contextos_lab.errors import UserError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.schemas.commands",
@@ -27,9 +35,12 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="contextos-lab",
         description="Turn operator corrections and failed runs into typed proposals.",
+        epilog="example:\n  contextos-lab demo --out out/demo\n"
+        "  contextos-lab COMMAND --help   (each command's help ends with an example)",
+        formatter_class=Formatter,
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
@@ -48,6 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except UserError as exc:
+        return report_user_error(exc)
+    except OSError as exc:  # an unwritable --out, a missing or unreadable file: the user's to fix
+        return report_user_error(exc)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+from contextos_lab.cli_conventions import add_command, add_progress_flag, show_progress
 from contextos_lab.reports.render import REPO_ROOT
 
 DEMO_SPEC = REPO_ROOT / "specs" / "reference_refund.yaml"
@@ -80,7 +81,7 @@ def ingest_sample(out: Path, source: str) -> str:
     return "; ".join(lines)
 
 
-def run_demo(out: Path, *, smoke: bool = False) -> int:
+def run_demo(out: Path, *, smoke: bool = False, progress: bool = False) -> int:
     from contextos_lab.gate.commands import JobError, print_emitted
     from contextos_lab.proposals.emit import report_matches
     from contextos_lab.reports.render import NotebookFailed, run_report
@@ -103,6 +104,7 @@ def run_demo(out: Path, *, smoke: bool = False) -> int:
             {"sources": [source], "out_dir": str(clusters.resolve())},
             out,
             run_id,
+            progress=progress,
         )
     except NotebookFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -118,6 +120,7 @@ def run_demo(out: Path, *, smoke: bool = False) -> int:
             sources=[source],
             max_candidates=4 if smoke else None,
             run_id=run_id,
+            progress=progress,
         )
     except JobError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -138,11 +141,21 @@ def run_demo(out: Path, *, smoke: bool = False) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    return run_demo(Path(args.out), smoke=args.smoke or os.environ.get(SMOKE_ENV) == "1")
+    return run_demo(
+        Path(args.out),
+        smoke=args.smoke or os.environ.get(SMOKE_ENV) == "1",
+        progress=show_progress(args),
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("demo", help="run the whole loop on the bundled data")
+    p = add_command(
+        subparsers,
+        "demo",
+        help="run the whole loop on the bundled data",
+        example="contextos-lab demo --out out/demo",
+    )
     p.add_argument("--out", default="out/demo", help="where proposal files and reports go")
     p.add_argument("--smoke", action="store_true", help="tiny budget (tests); not the real demo")
+    add_progress_flag(p)
     p.set_defaults(func=_run)

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from contextos_lab.cli_conventions import add_command, positive_int, show_progress
+from contextos_lab.errors import one_line
 from contextos_lab.gate.commands import (
     EXIT_NOTEBOOK,
     JobError,
@@ -49,6 +51,7 @@ def run_sweep(
     sources: Sequence[str] = ("synthetic",),
     max_candidates: int | None = None,
     run_id: str | None = None,
+    progress: bool = False,
 ) -> SweepJob:
     """Check inputs, run 02 then 03 under papermill, emit. Raises JobError with an exit code."""
     from contextos_lab.autotune.spec import load_spec
@@ -74,6 +77,7 @@ def run_sweep(
             },
             out_dir,
             run_id,
+            progress=progress,
         )
     except NotebookFailed as exc:
         raise JobError(str(exc), EXIT_NOTEBOOK) from exc
@@ -86,13 +90,20 @@ def run_sweep(
         insights=insights,
         sources=sources,
         max_candidates=max_candidates,
+        progress=progress,
     )
     return SweepJob(run_id, sweep_report, gate_report, emitted)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "sweep",
+        example=[
+            "contextos-lab sweep specs/reference_refund.yaml --out out/sweep",
+            "contextos-lab sweep specs/reference_refund.yaml --out out/sweep --n-trials 40 "
+            "--no-progress",
+        ],
         help="notebooks 02 (search) and 03 (held-out gate) with papermill, then emit proposals",
         description=(
             "The scheduled job: run or resume the study a spec declares, gate its feasible "
@@ -101,9 +112,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("spec", help="run spec (YAML or JSON)")
     p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--n-trials", type=int, default=None, help="budget incl. baseline trial")
+    p.add_argument(
+        "--n-trials", type=positive_int, default=None, help="budget incl. baseline trial"
+    )
     p.add_argument("--storage", default=None, help="Optuna storage URL or journal path")
-    p.add_argument("--workers", type=int, default=1, help="worker processes on one study")
+    p.add_argument(
+        "--workers", type=positive_int, default=1, help="worker processes on one study"
+    )
     add_gate_arguments(p)
     p.set_defaults(func=run)
 
@@ -120,9 +135,10 @@ def run(args: argparse.Namespace) -> int:
             insights=args.insights,
             sources=args.sources,
             max_candidates=args.max_candidates,
+            progress=show_progress(args),
         )
     except JobError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code
     print(f"evaluation run {job.run_id}; sweep report: {job.sweep_report.html}")
     print_emitted(job.emitted, job.gate_report)

@@ -7,15 +7,28 @@ import sys
 
 from contextos_lab.autotune.spec import SpecError
 from contextos_lab.autotune.study import HarnessUnreachable, StorageUnreachable, StudyMismatch
+from contextos_lab.cli_conventions import (
+    add_command,
+    add_progress_flag,
+    positive_int,
+    show_progress,
+)
+from contextos_lab.errors import one_line
 
 #: Exit codes, so a scheduler can tell a bad spec from an unreachable dependency.
 EXIT_SPEC, EXIT_STORAGE, EXIT_HARNESS, EXIT_MISMATCH = 2, 3, 4, 5
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "search",
         help="constrained Pareto search over a harness's tunable surfaces (writes DIR/front.json)",
+        example=[
+            "contextos-lab search specs/reference_refund.yaml --out out/search",
+            "contextos-lab search specs/reference_refund.yaml --out out/search --n-trials 60 "
+            "--workers 2",
+        ],
         description=(
             "Run or resume the Optuna study a run spec declares. Storage: default "
             "sqlite:///DIR/study.db; any Optuna RDB URL (postgresql://...); a journal file "
@@ -24,12 +37,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("spec", help="run spec (YAML or JSON)")
     p.add_argument("--out", required=True, help="output folder (front.json, default study.db)")
-    p.add_argument("--n-trials", type=int, default=None, help="budget incl. baseline trial")
+    p.add_argument(
+        "--n-trials", type=positive_int, default=None, help="budget incl. baseline trial"
+    )
     p.add_argument("--storage", default=None, help="Optuna storage URL or journal path")
-    p.add_argument("--workers", type=int, default=1, help="worker processes on one study")
+    p.add_argument(
+        "--workers", type=positive_int, default=1, help="worker processes on one study"
+    )
     p.add_argument("--sampler", choices=["tpe", "nsgaii", "gp", "random", "optuna_default"])
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_flag(p)
     p.set_defaults(func=run)
 
 
@@ -45,19 +62,19 @@ def run(args: argparse.Namespace) -> int:
             workers=args.workers,
             sampler=args.sampler,
             seed=args.seed,
-            progress=not args.no_progress,
+            progress=show_progress(args),
         )
     except SpecError as exc:
-        print(str(exc), file=sys.stderr)
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return EXIT_SPEC
     except StorageUnreachable as exc:
-        print(f"storage unreachable: {exc}", file=sys.stderr)
+        print(f"error: storage unreachable: {one_line(exc)}", file=sys.stderr)
         return EXIT_STORAGE
     except HarnessUnreachable as exc:
-        print(f"harness unreachable: {exc}", file=sys.stderr)
+        print(f"error: harness unreachable: {one_line(exc)}", file=sys.stderr)
         return EXIT_HARNESS
     except StudyMismatch as exc:
-        print(str(exc), file=sys.stderr)
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return EXIT_MISMATCH
     path = write_front_json(result, args.out)
     rep = result.report

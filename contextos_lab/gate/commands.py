@@ -17,6 +17,13 @@ from pathlib import Path
 from contextos_lab.autotune.commands import EXIT_MISMATCH, EXIT_SPEC, EXIT_STORAGE
 from contextos_lab.autotune.spec import SpecError, load_spec
 from contextos_lab.autotune.study import StorageUnreachable, default_storage_url, open_storage
+from contextos_lab.cli_conventions import (
+    add_command,
+    add_progress_flag,
+    positive_int,
+    show_progress,
+)
+from contextos_lab.errors import EXIT_USAGE, one_line
 from contextos_lab.proposals.emit import EmitResult
 from contextos_lab.reports.render import NotebookFailed
 
@@ -57,6 +64,21 @@ def check_inputs(spec_path: str | Path, storage: str | None, out: Path) -> str:
     return url
 
 
+def require_study(url: str, name: str) -> None:
+    """Refuse, before any kernel starts, a study the storage does not hold (a typo'd `--study`
+    or a spec never searched): nothing is created in the storage."""
+    try:
+        open_storage(url).get_study_id_from_name(name)
+    except KeyError:
+        raise JobError(
+            f"no study {name!r} in {url}; run `contextos-lab search` (or `sweep`) on the spec "
+            "first, or pass --study NAME",
+            EXIT_USAGE,
+        ) from None
+    except StorageUnreachable as exc:
+        raise JobError(f"storage unreachable: {exc}", EXIT_STORAGE) from exc
+
+
 def gate_and_emit(
     *,
     spec_path: Path,
@@ -68,6 +90,7 @@ def gate_and_emit(
     insights: str | None = None,
     sources: Sequence[str] = ("synthetic",),
     max_candidates: int | None = None,
+    progress: bool = False,
 ) -> tuple[EmitResult, Path]:
     """Notebook 03 → HTML report → emission. Returns what was emitted and the report path."""
     from contextos_lab.gate.ledger import resolve_ledger
@@ -89,7 +112,7 @@ def gate_and_emit(
         "sources": list(sources),
     }
     try:
-        report = run_report(GATE_NOTEBOOK, params, out, run_id)
+        report = run_report(GATE_NOTEBOOK, params, out, run_id, progress=progress)
     except NotebookFailed as exc:
         code = next((c for n, c in _NOTEBOOK_ERRORS.items() if n in exc.detail), EXIT_NOTEBOOK)
         raise JobError(str(exc), code) from exc
@@ -113,9 +136,12 @@ def print_emitted(result: EmitResult, report: Path, reads: int | None = None) ->
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "gate",
         help="held-out gate for a study: notebook 03, HTML report, proposal files",
+        example="contextos-lab gate --spec specs/reference_refund.yaml --out out/sweep "
+        "--study reference_refund",
         description=(
             "Re-run the baseline and the study's feasible Pareto front on the spec's held-out "
             "set, paired by case; emit TuningProposal files for promoted candidates only."
@@ -139,7 +165,8 @@ def add_gate_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--insights", default=None, help="insights.json to confirm ResearchTasks")
     p.add_argument("--sources", nargs="*", default=["synthetic"], help="trace sources of 01")
-    p.add_argument("--max-candidates", type=int, default=None)
+    p.add_argument("--max-candidates", type=positive_int, default=None)
+    add_progress_flag(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -148,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     try:
         url = check_inputs(args.spec, args.storage, out)
+        require_study(url, args.study or load_spec(args.spec).name)
         result, report = gate_and_emit(
             spec_path=Path(args.spec),
             out=out,
@@ -158,9 +186,10 @@ def run(args: argparse.Namespace) -> int:
             insights=args.insights,
             sources=args.sources,
             max_candidates=args.max_candidates,
+            progress=show_progress(args),
         )
     except JobError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code
     print_emitted(result, report)
     return 0

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from contextos_lab.cli_conventions import add_command
 from contextos_lab.harness.runner import (
     CommandRecord,
     default_record_path,
@@ -89,9 +90,19 @@ def _tail(args: argparse.Namespace, stream: TextIO | None = None) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    runs = subparsers.add_parser("runs", help="command feedback records (seed 003)")
+    runs = add_command(
+        subparsers,
+        "runs",
+        help="command feedback records (seed 003)",
+        example="contextos-lab runs tail -n 5",
+    )
     sub = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
-    tail = sub.add_parser("tail", help="latest records; the latest failure highlighted")
+    tail = add_command(
+        sub,
+        "tail",
+        help="latest records; the latest failure highlighted",
+        example="contextos-lab runs tail -n 5 --no-color",
+    )
     tail.add_argument(
         "file", nargs="?", help=f"record file (default {default_record_path()}, current only)"
     )

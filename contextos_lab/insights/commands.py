@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime
 from pathlib import Path
 
+from contextos_lab.cli_conventions import add_command, iso_datetime
+from contextos_lab.errors import UserError, one_line
 from contextos_lab.insights.pipeline import analyse, load_sources, write_report
 from contextos_lab.schemas.insight import MIN_CLUSTER_SIZE
 
 
 def _run(args: argparse.Namespace) -> int:
-    since = datetime.fromisoformat(args.since) if args.since else None
-    if since is not None and since.tzinfo is None:
-        print("error: --since needs a timezone, e.g. 2026-04-01T00:00:00+00:00", file=sys.stderr)
-        return 2
+    since = args.since  # parsed (with its zone) by argparse: `iso_datetime`
+    missing = [s for s in args.sources if not s.startswith("synthetic") and not Path(s).exists()]
+    if missing:
+        raise UserError(f"no such file or folder: {', '.join(missing)}")
     try:
         loaded = load_sources(args.sources)
+        if not loaded.records and not loaded.feedback:
+            raise UserError(
+                f"no decisions or feedback in {' '.join(args.sources)} "
+                f"({len(loaded.quarantined)} rows quarantined); nothing to cluster"
+            )
         report = analyse(
             loaded,
             since=since,
@@ -26,7 +32,7 @@ def _run(args: argparse.Namespace) -> int:
             text_backend=None if args.text_backend == "none" else args.text_backend,
         )
     except (ValueError, FileNotFoundError, RuntimeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     path = write_report(report, Path(args.out))
     print(
@@ -41,10 +47,23 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("cluster", help="cluster failures and corrections into insights")
+    p = add_command(
+        subparsers,
+        "cluster",
+        help="cluster failures and corrections into insights",
+        example=[
+            "contextos-lab cluster synthetic --out out/clusters",
+            "contextos-lab cluster traces/ --since 2026-04-01T00:00:00+00:00 --out out/clusters",
+        ],
+    )
     p.add_argument("sources", nargs="+", help="trace/feedback files or folders, or synthetic")
     p.add_argument("--out", required=True, help="directory for insights.json")
-    p.add_argument("--since", default=None, help="ISO time with zone; older data is ignored")
+    p.add_argument(
+        "--since",
+        type=iso_datetime,
+        default=None,
+        help="ISO time with zone, e.g. 2026-04-01T00:00:00+00:00; older data is ignored",
+    )
     p.add_argument("--min-cluster-size", type=int, default=MIN_CLUSTER_SIZE)
     p.add_argument("--heldout-fraction", type=float, default=0.3)
     p.add_argument("--text-backend", choices=["tfidf", "embeddings", "none"], default="tfidf")

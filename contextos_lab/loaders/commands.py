@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from contextos_lab.cli_conventions import add_command
 from contextos_lab.loaders.ingest import IngestReport, store_loaded
 from contextos_lab.loaders.readers import FORMATS, UnreadableSource
 from contextos_lab.loaders.records import KINDS, load_records
@@ -80,8 +81,13 @@ def _print(report: IngestReport) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "ingest",
+        example=[
+            "contextos-lab ingest decisions data/decisions.jsonl --store sqlite:///store.db",
+            "contextos-lab ingest feedback data/feedback.csv --overriders overriders.json",
+        ],
         help="load decisions, feedback or scorecards (JSONL, JSON, CSV, Parquet) into the store",
         description="Store the valid rows of FILE; write the rest with reasons to "
         "FILE.quarantine.jsonl. Re-ingesting a file stores nothing twice.",

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from contextos_lab.cli_conventions import add_command
 from contextos_lab.proposals.bundle_registry import DEFAULT_BUNDLES_DIR, BundleRegistry
 from contextos_lab.proposals.checklist import latest_verdict
 from contextos_lab.proposals.compilers import CompileError, cluster_records, propose_from_insight
@@ -195,15 +196,23 @@ def _common(p: argparse.ArgumentParser, bundles: bool = True) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("propose", help="compile a StrategyProposal from an insight")
+    p = add_command(
+        subparsers,
+        "propose",
+        help="compile a StrategyProposal from an insight",
+        example="contextos-lab propose --reason-class policy_too_strict",
+    )
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--insight", help="InsightCluster id")
     which.add_argument("--reason-class", help="latest cluster of this override_reason_class")
     _common(p)
     p.set_defaults(func=_propose)
 
-    p = subparsers.add_parser(
-        "replay", help="run the replay gate on a proposal (exit 1 unless clean)"
+    p = add_command(
+        subparsers,
+        "replay",
+        help="run the replay gate on a proposal (exit 1 unless clean)",
+        example="contextos-lab replay PROPOSAL_ID",
     )
     p.add_argument("proposal_id")
     p.add_argument("--goldens", help="goldens JSONL (default: the bundled set for the target)")
@@ -211,7 +220,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(p)
     p.set_defaults(func=_exits(_replay))
 
-    p = subparsers.add_parser("release", help="release a replay-clean, reviewed proposal")
+    p = add_command(
+        subparsers,
+        "release",
+        help="release a replay-clean, reviewed proposal",
+        example="contextos-lab release PROPOSAL_ID --approver lead --review compliance=approve",
+    )
     p.add_argument("proposal_id")
     p.add_argument("--approver", required=True)
     p.add_argument(
@@ -226,19 +240,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(p)
     p.set_defaults(func=_exits(_release))
 
-    p = subparsers.add_parser("rollback", help="restore a rule's pinned baseline bundle")
+    p = add_command(
+        subparsers,
+        "rollback",
+        help="restore a rule's pinned baseline bundle",
+        example='contextos-lab rollback RULE_ID --reason "refund spike" --actor lead',
+    )
     p.add_argument("rule_id")
     p.add_argument("--reason", required=True)
     p.add_argument("--actor", required=True)
     _common(p)
     p.set_defaults(func=_exits(_rollback))
 
-    p = subparsers.add_parser("lineage", help="why does this rule exist? (its corrections)")
+    p = add_command(
+        subparsers,
+        "lineage",
+        help="why does this rule exist? (its corrections)",
+        example="contextos-lab lineage RULE_ID",
+    )
     p.add_argument("rule_id")
     _common(p, bundles=False)
     p.set_defaults(func=_lineage)
 
-    p = subparsers.add_parser("metrics", help="the improvement loop's metrics from the store")
+    p = add_command(
+        subparsers,
+        "metrics",
+        help="the improvement loop's metrics from the store",
+        example="contextos-lab metrics --json",
+    )
     p.add_argument("--json", action="store_true")
     _common(p, bundles=False)
     p.set_defaults(func=_metrics)

@@ -49,6 +49,7 @@ def execute(
     *,
     cwd: Path = REPO_ROOT,
     env: Mapping[str, str] | None = None,
+    progress: bool = False,
 ) -> Path:
     """Run `notebooks/<name>.ipynb` headless into `output`; NotebookFailed on any error.
 
@@ -71,7 +72,7 @@ def execute(
             parameters=dict(parameters),
             kernel_name=KERNEL,
             cwd=str(cwd),
-            progress_bar=False,
+            progress_bar=progress,
             log_output=False,
         )
     except pm.PapermillExecutionError as exc:
@@ -116,8 +117,9 @@ def run_report(
     run_id: str,
     *,
     env: Mapping[str, str] | None = None,
+    progress: bool = False,
 ) -> RenderedReport:
     """Execute `name` into `<out>/reports/<run_id>/` and render it; the HTML is the report."""
     folder = report_dir(out_dir, run_id)
-    executed = execute(name, parameters, folder / f"{name}.ipynb", env=env)
+    executed = execute(name, parameters, folder / f"{name}.ipynb", env=env, progress=progress)
     return to_html(executed)

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from contextos_lab.cli_conventions import add_command
 from contextos_lab.schemas import ENVELOPES
 
 
@@ -27,6 +28,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("schema", help="write one JSON Schema per envelope")
+    p = add_command(
+        subparsers,
+        "schema",
+        help="write one JSON Schema per envelope",
+        example="contextos-lab schema --out out/schemas",
+    )
     p.add_argument("--out", required=True, help="directory for <ModelName>.json files")
     p.set_defaults(func=_run)

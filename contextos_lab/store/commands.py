@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from contextos_lab.cli_conventions import add_command
 from contextos_lab.store.experience_store import DEFAULT_STORE_URL, ExperienceStore
 from contextos_lab.store.lineage import lineage
 from contextos_lab.store.signing import SigningKeyMissing
@@ -52,12 +53,27 @@ def _lineage(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    store = subparsers.add_parser("store", help="inspect and verify the experience store")
+    store = add_command(
+        subparsers,
+        "store",
+        help="inspect and verify the experience store",
+        example="contextos-lab store verify --store sqlite:///out/demo/store.db",
+    )
     sub = store.add_subparsers(dest="store_command", required=True, metavar="ACTION")
-    verify = sub.add_parser("verify", help="exit 0 when the hash chain and signatures hold")
+    verify = add_command(
+        sub,
+        "verify",
+        help="exit 0 when the hash chain and signatures hold",
+        example="contextos-lab store verify --store sqlite:///out/demo/store.db",
+    )
     verify.add_argument("--store", default=default_store_url(), help="SQLAlchemy URL")
     verify.set_defaults(func=_verify)
-    lin = sub.add_parser("lineage", help="walk an artifact's upstream links to its feedback")
+    lin = add_command(
+        sub,
+        "lineage",
+        help="walk an artifact's upstream links to its feedback",
+        example="contextos-lab store lineage ARTIFACT_ID --store sqlite:///out/demo/store.db",
+    )
     lin.add_argument("artifact_id")
     lin.add_argument("--store", default=default_store_url(), help="SQLAlchemy URL")
     lin.set_defaults(func=_lineage)

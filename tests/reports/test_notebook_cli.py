@@ -90,16 +90,29 @@ def test_sweep_cli_refuses_bad_spec_and_unreachable_storage(
 def test_failed_gate_notebook_keeps_partial_notebook(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from contextos_lab.gate.commands import EXIT_NO_STUDY, JobError, gate_and_emit
+
     spec = write_project(tmp_path / "p")
     out = tmp_path / "out"
-    study_for(spec, out, n_trials=4)
+    url = study_for(spec, out, n_trials=4)
+    # the CLI refuses a study the storage lacks before any kernel starts (one line, exit 2) ...
     code = main(
         ["gate", "--study", "no_such_study", "--spec", str(spec), "--out", str(out),
          "--ledger", str(tmp_path / "l.jsonl")]
     )  # fmt: skip
     err = capsys.readouterr().err
-    assert code == 8, err
-    assert "StudyNotFound" in err and "partial executed notebook kept at" in err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "no_such_study" in err
+    assert not (out / "reports").exists()
+    # ... while a notebook that fails anyway (here: the same study, past the CLI's check)
+    # keeps its partial executed copy and says where
+    with pytest.raises(JobError) as exc:
+        gate_and_emit(
+            spec_path=spec, out=out, storage=url, run_id="eval_partial1",
+            study="no_such_study", ledger=str(tmp_path / "l.jsonl"),
+        )  # fmt: skip
+    assert exc.value.code == EXIT_NO_STUDY
+    assert "StudyNotFound" in str(exc.value)
+    assert "partial executed notebook kept at" in str(exc.value)
     partial = next((out / "reports").glob("*/03_heldout_gate.ipynb"))
     nb = json.loads(partial.read_text())
     assert any(o.get("output_type") == "error" for c in nb["cells"] for o in c.get("outputs", []))

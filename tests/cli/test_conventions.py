@@ -1,0 +1,95 @@
+"""CLI conventions for every subcommand: an example in --help; misuse is one line and exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from contextos_lab.cli import build_parser
+from contextos_lab.cli_conventions import iso_datetime, positive_int
+from contextos_lab.reports.render import REPO_ROOT
+
+SPEC = str(REPO_ROOT / "specs" / "reference_refund.yaml")
+
+
+def _subparsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield (*path, name), sub
+                yield from _subparsers(sub, (*path, name))
+
+
+def test_every_subcommand_help_ends_with_an_example() -> None:
+    found = list(_subparsers(build_parser()))
+    assert len(found) >= 10
+    missing = [" ".join(p) for p, sub in found if "contextos-lab" not in (sub.epilog or "")]
+    assert not missing, f"no example in --help of: {missing} (use cli_conventions.add_command)"
+    for path, sub in found:
+        assert sub.epilog.startswith(("example:", "examples:")), path
+        assert "contextos-lab " + path[0] in sub.epilog, (path, sub.epilog)
+
+
+def test_help_shows_the_example(capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["search", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "example" in out and "contextos-lab search specs/reference_refund.yaml" in out
+
+
+def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "contextos_lab.cli", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+MISUSES = {
+    "cluster --since yesterday": ["cluster", "synthetic", "--out", "o", "--since", "yesterday"],
+    "cluster --since without zone": ["cluster", "synthetic", "--out", "o", "--since", "2026-04-01"],
+    "cluster /nope": ["cluster", "/nope", "--out", "o"],
+    "cluster empty file": ["cluster", "empty.jsonl", "--out", "o"],
+    "search --workers 0": ["search", SPEC, "--out", "o", "--workers", "0"],
+    "search --n-trials 0": ["search", SPEC, "--out", "o", "--n-trials", "0"],
+    "sweep --n-trials 0": ["sweep", SPEC, "--out", "o", "--n-trials", "0"],
+    "sweep --workers x": ["sweep", SPEC, "--out", "o", "--workers", "x"],
+    "demo --out /proc/nope": ["demo", "--out", "/proc/nope/demo"],
+    "gate without a searched study": ["gate", "--spec", SPEC, "--out", "o"],
+    "gate --study typo": ["gate", "--spec", SPEC, "--out", "o", "--study", "nope"],
+    "unknown flag": ["search", SPEC, "--out", "o", "--bogus"],
+    "ingest a missing file": ["ingest", "decisions", "/nope.jsonl", "--store", "sqlite:///s.db"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISUSES))
+def test_misuse_is_one_line_on_stderr_and_exit_2(case: str, tmp_path: Path) -> None:
+    (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
+    proc = _cli(*MISUSES[case], cwd=tmp_path)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, (case, proc.returncode, proc.stderr[-2000:])
+    assert len(lines) == 1, (case, proc.stderr)
+    assert "error" in lines[0] and "Traceback" not in proc.stderr
+    if case.startswith("gate"):  # refused before any kernel: no empty study left behind
+        import optuna
+
+        names = optuna.get_all_study_names(f"sqlite:///{tmp_path / 'o' / 'study.db'}")
+        assert names == []
+
+
+def test_type_helpers_reject_and_accept() -> None:
+    assert positive_int("3") == 3
+    for bad in ("0", "-1", "x", "1.5"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            positive_int(bad)
+    assert iso_datetime("2026-04-01T00:00:00Z").tzinfo is not None
+    for bad in ("yesterday", "2026-04-01"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            iso_datetime(bad)
