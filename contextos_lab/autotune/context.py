@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ from contextos_lab.autotune.cases import CaseSet, load_case_set
 from contextos_lab.autotune.search_space import SearchSpace
 from contextos_lab.autotune.spec import SpecError, TuningRunSpec, check_spec
 from contextos_lab.harness.protocol import Harness, baseline_config, load_harness
-from contextos_lab.harness.result_cache import ResultCache
+from contextos_lab.harness.result_cache import ResultCache, cache_reads_enabled
 from contextos_lab.harness.user_modules import add_spec_dir, with_spec_cwd
 
 #: `(cases, results) -> frame indexed by case_id, one column per evaluator`.
@@ -32,7 +32,7 @@ class RunContext:
     #: Results already paid for (harness.result_cache); None runs every case afresh.
     cache: ResultCache | None = None
     #: False (`--no-cache`): run every case afresh, still storing what it returns.
-    read_cache: bool = True
+    read_cache: bool = field(default_factory=cache_reads_enabled)
 
     def worker_payload(self) -> dict[str, Any]:
         """Picklable: a worker re-imports the harness and evaluator by path, reuses the cases."""

@@ -73,7 +73,11 @@ def score_config(ctx: RunContext, params: Mapping[str, Any]) -> dict[str, Any]:
             economics=(lambda r: economics_cents(prices, r)) if prices is not None else None,
         )
     except Exception as exc:
-        raise HarnessFailure(f"evaluation raised {type(exc).__name__}: {exc}") from exc
+        raise HarnessFailure(
+            f"evaluation ({spec.evaluate}) raised {type(exc).__name__}: {exc}; do the cases "
+            "carry the fields this evaluator reads? (simple cases: "
+            "contextos_lab.evaluators.assertions:evaluate)"
+        ) from exc
     scores = scored.means
     if any(v != v for v in scores.values()):
         raise HarnessFailure(f"evaluation produced NaN scores {scores}")

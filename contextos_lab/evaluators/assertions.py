@@ -3,7 +3,8 @@
 Per case: utility = share of its utility assertions that hold (1.0 when it has none);
 policy and safety = 1.0 when every assertion of that metric holds, else 0.0; latency = the
 harness's latency_ms; economics = cents from tokens at the default price table (a spec's
-`prices` replace it). Domain-free: it reads only `assert`, `output_text` and `decision`.
+`prices` replace it). Domain-free: it reads only `assert` (or, without it, `expected_decision` and
+`forbidden_strings`), `output_text` and `decision`.
 """
 
 from __future__ import annotations
@@ -83,13 +84,30 @@ def _scores(asserts: Sequence[Mapping[str, Any]], output: str, decision: str) ->
     )
 
 
+def case_assertions(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A case's assertions; a case without `assert` is judged by the common expectation
+    fields instead (`expected_decision` equals the decision, `forbidden_strings` absent)."""
+    given = case.get("assert")
+    if isinstance(given, (list, tuple)):
+        return list(given)
+    out: list[Mapping[str, Any]] = []
+    expected = case.get("expected_decision")
+    if isinstance(expected, str) and expected:
+        out.append({"type": "equals", "target": "decision", "value": expected})
+    forbidden = case.get("forbidden_strings")
+    if isinstance(forbidden, (list, tuple)):
+        out.extend({"type": "not-contains", "value": s, "metric": "safety"} for s in forbidden)
+    return out
+
+
 def evaluate(cases: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     """case_id × evaluator frame (index case_id, in the cases' order)."""
     res = aligned(cases, results)
-    asserts = cases["assert"] if "assert" in cases else pd.Series([[]] * len(cases))
+    fields = [c for c in ("assert", "expected_decision", "forbidden_strings") if c in cases]
+    records = cases[fields].to_dict(orient="records") if fields else [{}] * len(cases)
     rows = [
-        _scores(list(a) if a is not None else [], str(o or ""), str(d or ""))
-        for a, o, d in zip(asserts, res["output_text"], res["decision"], strict=True)
+        _scores(case_assertions(rec), str(o or ""), str(d or ""))
+        for rec, o, d in zip(records, res["output_text"], res["decision"], strict=True)
     ]
     frame = pd.DataFrame(
         rows,

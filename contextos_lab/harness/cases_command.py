@@ -5,15 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 
+from contextos_lab.cli_conventions import add_command
 from contextos_lab.harness.case_format import CaseFormatError, convert
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("cases", help="convert hand-written cases into case sets")
+    example = "contextos-lab cases import examples/standin_llm/cases.jsonl --out my_sets"
+    p = add_command(
+        subparsers, "cases", help="convert hand-written cases into case sets", example=example
+    )
     sub = p.add_subparsers(dest="cases_command", required=True, metavar="ACTION")
-    imp = sub.add_parser(
+    imp = add_command(
+        sub,
         "import",
         help="JSONL/YAML/CSV cases (inputs + assertions) -> DIR/search.jsonl, DIR/heldout.jsonl",
+        example=[example, "contextos-lab cases import cases.csv --out sets --heldout-share 0.3"],
     )
     imp.add_argument("file", help="cases: .jsonl, .yaml/.yml or .csv")
     imp.add_argument("--out", required=True, help="folder for search.jsonl and heldout.jsonl")

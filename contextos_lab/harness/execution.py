@@ -136,6 +136,9 @@ def execute(
     """Results of every (case, repeat) of `config`, from the cache or from the harness."""
     policy = policy or ExecutionPolicy()
     t0 = time.perf_counter()
+    describe = getattr(harness, "describe", None)
+    if callable(describe):  # a program states its version and concurrency before keys are made
+        describe()
     k = policy.repeats
     ids = [str(c) for c in cases["case_id"]]
     hkey = harness_key(harness)
@@ -197,8 +200,15 @@ def _run_missing(
         chunks = _chunks(todo, concurrency, getattr(harness, "per_process_concurrency", 1))
         tasks = [_batch_task(harness, cases, config, c, seeds, timeout) for c in chunks]
         per_chunk = getattr(harness, "per_process_concurrency", 1) or 1
+        # a program harness kills its own process at its deadline and keeps what it answered;
+        # the thread's deadline is a backstop behind it
+        own = getattr(harness, "chunk_timeout_s", None)
         timeouts = [
-            None if timeout is None else timeout * math.ceil(len(c) / per_chunk) + 1.0
+            None
+            if timeout is None
+            else own(len(c), timeout) + 5.0
+            if own is not None
+            else timeout * math.ceil(len(c) / per_chunk) + 1.0
             for c in chunks
         ]
     else:

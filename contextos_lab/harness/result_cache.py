@@ -12,7 +12,9 @@ for. A journal or in-memory study gets a SQLite file (or an in-process dict) ins
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +38,8 @@ from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 
+#: Set to "1" (by `--no-cache`) to run every case afresh; inherited by notebook kernels.
+NO_CACHE_ENV = "CONTEXTOS_LAB_NO_CACHE"
 TABLE = "contextos_result_cache"
 CACHE_FILE = "result_cache.db"
 _metadata = MetaData()
@@ -52,6 +56,28 @@ _results = Table(
     Column("result", Text, nullable=False),
     Column("created_at", Float, nullable=False),
 )
+
+
+def cache_reads_enabled() -> bool:
+    return os.environ.get(NO_CACHE_ENV, "") != "1"
+
+
+class _NoCache(argparse.Action):
+    """`--no-cache`: set at parse time, so the notebooks a command runs see it too."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        os.environ[NO_CACHE_ENV] = "1"
+        setattr(namespace, self.dest, True)
+
+
+def add_no_cache_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-cache",
+        action=_NoCache,
+        nargs=0,
+        default=False,
+        help="run every harness call afresh (results are still stored for later runs)",
+    )
 
 
 def config_hash(config: Mapping[str, Any]) -> str:

@@ -53,3 +53,36 @@ def with_spec_cwd(
     if takes_cwd:
         out["cwd"] = str(Path(base_dir).resolve())
     return out
+
+
+def caller_import_env() -> dict[str, str]:
+    """`PYTHONPATH` for a child kernel: what this process can import, it can import.
+
+    `sweep` runs its notebooks in the caller's working directory; a harness importable under
+    `search` (in-process) must be importable there too, so the caller's own source folders
+    (its cwd and non-site entries of `sys.path`) go first on the child's path.
+    """
+    import os
+    import sysconfig
+
+    skip = {
+        str(Path(p).resolve())
+        for p in sysconfig.get_paths().values()
+        if p and Path(p).exists()
+    }
+    dirs: list[str] = []
+    for entry in [os.getcwd(), *sys.path]:
+        path = Path(entry or os.getcwd()).resolve()
+        text = str(path)
+        if (
+            text in dirs
+            or not path.is_dir()
+            or text in skip
+            or "site-packages" in text
+            or "dist-packages" in text
+            or text.startswith(str(Path(sys.base_prefix).resolve()))
+        ):
+            continue
+        dirs.append(text)
+    existing = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": os.pathsep.join([*dirs, *([existing] if existing else [])])}

@@ -123,3 +123,26 @@ def test_evaluate_scores_each_metric() -> None:
     assert frame["safety"].tolist() == [1.0, 0.0]
     assert frame["policy"].tolist() == [1.0, 1.0]
     assert frame["latency"].tolist() == [10.0, 20.0]
+
+
+def test_cases_without_assert_use_the_common_expectation_fields() -> None:
+    cases = pd.DataFrame(
+        {
+            "case_id": ["a", "b"],
+            "expected_decision": ["approve", "deny"],
+            "forbidden_strings": [("4111",), ()],
+        }
+    )
+    results = pd.DataFrame(
+        {
+            "case_id": ["a", "b"],
+            "decision": ["approve", "approve"],
+            "output_text": ["card 4111", "ok"],
+            "tokens": [1, 1],
+            "tokens_out": [0, 0],
+            "latency_ms": [1.0, 1.0],
+        }
+    )
+    frame = evaluate(cases, results)
+    assert frame["utility"].tolist() == [1.0, 0.0]
+    assert frame["safety"].tolist() == [0.0, 1.0]
