@@ -70,6 +70,39 @@ def trial_spend(execution: Execution, prices: Prices | None) -> dict[str, float 
     }
 
 
+class SpendMeter:
+    """What the current trial has paid so far, over every execution it made (a racing trial
+    runs several stages; a failed or pruned one still paid for what it ran)."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.calls, self.usd, self.wall_s, self.cache_hits, self.errors = 0, 0.0, 0.0, 0, 0
+
+    def add(self, execution: Execution, prices: Prices | None) -> None:
+        spent = trial_spend(execution, prices)
+        self.calls += int(spent["calls"])
+        self.usd += float(spent["usd"])
+        self.wall_s += float(spent["wall_s"])
+        self.cache_hits += int(spent["cache_hits"])
+        self.errors += int(spent["errors"])
+
+    @property
+    def error_rate(self) -> float:
+        runs = self.calls + self.cache_hits
+        return self.errors / runs if runs else 0.0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "calls": self.calls,
+            "usd": round(self.usd, 8),
+            "wall_s": round(self.wall_s, 4),
+            "cache_hits": self.cache_hits,
+            "errors": self.errors,
+        }
+
+
 def spend_frame(study: optuna.Study) -> pd.DataFrame:
     """Spend per finished trial (number, state, calls, usd, wall_s, cache_hits, errors)."""
     rows = []

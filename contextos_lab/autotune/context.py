@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from contextos_lab.autotune.budget import SpendMeter
 from contextos_lab.autotune.cases import CaseSet, load_case_set
 from contextos_lab.autotune.search_space import SearchSpace
 from contextos_lab.autotune.spec import SpecError, TuningRunSpec, check_spec
@@ -33,6 +34,8 @@ class RunContext:
     cache: ResultCache | None = None
     #: False (`--no-cache`): run every case afresh, still storing what it returns.
     read_cache: bool = field(default_factory=cache_reads_enabled)
+    #: What the running trial has paid so far (autotune.budget).
+    meter: SpendMeter = field(default_factory=SpendMeter)
 
     def worker_payload(self) -> dict[str, Any]:
         """Picklable: a worker re-imports the harness and evaluator by path, reuses the cases."""
@@ -84,6 +87,10 @@ def prepare(
             problems.append(f"search_set: cannot load ({type(exc).__name__}: {exc})")
     if search is not None and len(search) == 0:
         problems.append("search_set: no cases")
+    if search is not None and spec.fidelity == "racing":
+        missing = [c for c in spec.racing.stratify_by if c not in search.cases.columns]
+        if missing:
+            problems.append(f"racing.stratify_by: the search set has no columns {missing}")
     if problems:
         raise SpecError(problems)
     assert evaluate is not None and search is not None

@@ -14,8 +14,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import optuna
+import pandas as pd
 
+from contextos_lab.autotune.budget import economics_cents
+from contextos_lab.autotune.cases import case_hash
 from contextos_lab.autotune.context import RunContext
+from contextos_lab.harness.execution import Execution, execute
+from contextos_lab.harness.repeat_scores import RepeatScores, score_execution
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
 #: Short case-hash prefix stored per trial (the full hashes are in the study's attributes).
@@ -25,10 +30,7 @@ MAX_CASE_HASHES_PER_TRIAL = 256
 
 
 class HarnessFailure(RuntimeError):
-    """The harness (or evaluation) could not produce scores for a config; `spend` is what the
-    attempt still paid (calls made before it failed), when known."""
-
-    spend: dict[str, Any] | None = None
+    """The harness (or evaluation) could not produce scores for a config."""
 
 
 def worker_id() -> str:
@@ -36,57 +38,74 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def score_config(ctx: RunContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Mean of each evaluator over the search set (repeats averaged per case first), plus the
-    error count and rate, harness wall time, what the trial paid and its pass^k summary."""
-    from contextos_lab.autotune.budget import economics_cents, trial_spend
-    from contextos_lab.harness.execution import execute
-    from contextos_lab.harness.repeat_scores import score_execution
-
-    config = ctx.space.config(params)
-    spec = ctx.spec
+def execute_and_score(
+    ctx: RunContext, cases: pd.DataFrame, config: Mapping[str, Any]
+) -> tuple[RepeatScores, Execution]:
+    """Run `config` on `cases` through the execution layer (concurrency, per-case deadlines,
+    repeats, the result cache) and score it per case; what it paid goes on `ctx.meter`."""
+    hashes = _case_hashes(ctx, cases)
+    policy = ctx.spec.execution_policy().model_copy(update={"cache": ctx.read_cache})
     try:
-        execution = execute(
-            ctx.harness,
-            ctx.search.cases,
-            ctx.search.case_hashes,
-            config,
-            spec.execution_policy().model_copy(update={"cache": ctx.read_cache}),
-            ctx.cache,
-        )
+        execution = execute(ctx.harness, cases, hashes, config, policy, ctx.cache)
     except Exception as exc:
         raise HarnessFailure(
             f"harness {ctx.harness.name!r} raised {type(exc).__name__}: {exc}"
         ) from exc
-    results = execution.results
-    errors = results["error"][results["error"].notna() & (results["error"].astype(str) != "")]
-    if len(results) and len(errors) == len(results):
-        failure = HarnessFailure(f"every case errored; first: {errors.iloc[0]}")
-        failure.spend = trial_spend(execution, spec.prices)
-        raise failure
-    prices = spec.prices
+    prices = ctx.spec.prices
+    ctx.meter.add(execution, prices)
+    if len(execution.results) and execution.n_errors == len(execution.results):
+        first = execution.results["error"].iloc[0]
+        raise HarnessFailure(f"every case errored; first: {first}")
     try:
         scored = score_execution(
             ctx.evaluate,
-            ctx.search.cases,
+            cases,
             execution,
             economics=(lambda r: economics_cents(prices, r)) if prices is not None else None,
         )
     except Exception as exc:
         raise HarnessFailure(
-            f"evaluation ({spec.evaluate}) raised {type(exc).__name__}: {exc}; do the cases "
-            "carry the fields this evaluator reads? (simple cases: "
+            f"evaluation ({ctx.spec.evaluate}) raised {type(exc).__name__}: {exc}; do the "
+            "cases carry the fields this evaluator reads? (simple cases: "
             "contextos_lab.evaluators.assertions:evaluate)"
         ) from exc
+    if len(scored.per_case) != len(cases):
+        raise HarnessFailure(f"evaluation returned {len(scored.per_case)} rows for {len(cases)}")
+    return scored, execution
+
+
+def _case_hashes(ctx: RunContext, cases: pd.DataFrame) -> list[str]:
+    if cases is ctx.search.cases:
+        return list(ctx.search.case_hashes)
+    by_id = ctx.search.id_to_hash()
+    return [
+        by_id.get(str(c)) or case_hash(row)
+        for c, row in zip(cases["case_id"], cases.to_dict(orient="records"), strict=True)
+    ]
+
+
+def evaluate_cases(
+    ctx: RunContext, cases: pd.DataFrame, config: Mapping[str, Any]
+) -> tuple[pd.DataFrame, int, float]:
+    """Per-case evaluator scores of `config` on `cases` (rows in the cases' order; repeats
+    averaged per case, errored runs failed), the number of errored runs, and the harness wall
+    time. Racing stages call it on subsets."""
+    scored, execution = execute_and_score(ctx, cases, config)
+    return scored.per_case, execution.n_errors, execution.wall_s
+
+
+def score_config(ctx: RunContext, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Mean of each evaluator over the search set (repeats averaged per case first), plus the
+    error count and rate, harness wall time and the pass^k summary (spend: `ctx.meter`)."""
+    scored, execution = execute_and_score(ctx, ctx.search.cases, ctx.space.config(params))
     scores = scored.means
     if any(v != v for v in scores.values()):
         raise HarnessFailure(f"evaluation produced NaN scores {scores}")
     return {
         "scores": scores,
-        "n_case_errors": len(errors),
+        "n_case_errors": execution.n_errors,
         "error_rate": scored.error_rate,
         "harness_s": execution.wall_s,
-        "spend": trial_spend(execution, prices),
         "repeats": scored.summary(),
     }
 
@@ -139,28 +158,37 @@ def run_trial(
         "change", {"diff": ctx.space.diff(params), **ctx.space.change_summary(params)}
     )
     trial.set_user_attr("search_set", search_set_attr(ctx))
+    ctx.meter.reset()
     try:
-        outcome = score_config(ctx, params)
+        if baseline is not None and ctx.spec.fidelity == "racing":
+            from contextos_lab.autotune.racing import race  # racing builds on this module
+
+            outcome = race(ctx, trial, params, baseline)  # optuna.TrialPruned when dropped
+        else:
+            outcome = score_config(ctx, params)
     except HarnessFailure as exc:
         trial.set_user_attr("fail_reason", str(exc))
-        if exc.spend is not None:
-            trial.set_user_attr("spend", exc.spend)
+        trial.set_user_attr("spend", ctx.meter.as_dict())  # what the failed attempt paid
+        raise
+    except optuna.TrialPruned:
+        trial.set_user_attr("spend", ctx.meter.as_dict())
         raise
     scores = outcome["scores"]
+    error_rate = outcome.get("error_rate", ctx.meter.error_rate)
     trial.set_user_attr("scores", scores)
     trial.set_user_attr(
         "run",
         {
             "n_case_errors": outcome["n_case_errors"],
-            "error_rate": round(outcome["error_rate"], 6),
+            "error_rate": round(error_rate, 6),
             "harness_s": round(outcome["harness_s"], 6),
-            **outcome["repeats"],
+            **outcome.get("repeats", {}),
         },
     )
-    trial.set_user_attr("spend", outcome["spend"])
+    trial.set_user_attr("spend", ctx.meter.as_dict())
     # Only the baseline trial runs before baseline scores exist; it is its own reference.
     constraints = constraint_values(
-        ctx, scores, baseline if baseline is not None else scores, outcome["error_rate"]
+        ctx, scores, baseline if baseline is not None else scores, error_rate
     )
     for name, value in constraints.items():
         trial.set_constraint(name, value)
