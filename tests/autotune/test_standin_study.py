@@ -107,7 +107,7 @@ def test_an_errored_case_scores_as_a_failure(spec_dir: Path) -> None:
     assert outcome["scores"]["utility"] == pytest.approx(1 - share)
     assert outcome["scores"]["policy"] == pytest.approx(1 - share)
     assert outcome["scores"]["safety"] <= 1 - share + 1e-9
-    assert outcome["spend"]["errors"] == sum(errored) * spec.repeats
+    assert ctx.meter.as_dict()["errors"] == sum(errored) * spec.repeats
 
 
 def test_error_rate_is_a_floor(spec_dir: Path) -> None:
