@@ -28,6 +28,7 @@ from pydantic import (
 from contextos_lab.autotune.budget import Budget, Prices
 from contextos_lab.autotune.fidelity import Fidelity, RacingSchedule
 from contextos_lab.autotune.sampler_config import SamplerConfig
+from contextos_lab.gate.error_budget import ErrorBudget
 from contextos_lab.harness.execution import ExecutionPolicy
 from contextos_lab.harness.protocol import Harness, TunableSurface
 from contextos_lab.schemas.scorecard import DIRECTIONS, FLOOR_EVALUATORS, EvaluatorName
@@ -182,6 +183,10 @@ class TuningRunSpec(BaseModel):
     max_error_rate: float | None = Field(default=None, ge=0, le=1, description="a floor")
     prices: Prices | None = None
     budget: Budget | None = None
+    heldout_budget: ErrorBudget = Field(
+        default_factory=ErrorBudget,
+        description="error control across gates on one held-out set (LORD++; gate.error_budget)",
+    )
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
 
