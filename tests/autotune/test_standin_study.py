@@ -132,3 +132,36 @@ def test_bad_harness_path_and_relative_module_resolution(spec_dir: Path) -> None
     with pytest.raises(SpecError, match="harness: unreachable"):
         check_spec({**raw, "harness": "no_such_module_here:X"}, base_dir=spec_dir)
     assert parse_spec(raw, spec_dir).prices is not None
+
+
+@pytest.mark.notebook
+def test_sweep_command_on_the_stand_in_stops_at_budget_and_emits_gated_proposals_only(
+    spec_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`contextos-lab sweep` (notebooks 02 and 03 under papermill, run in the caller's cwd)
+    with concurrency, repeats, the cache and a money budget."""
+    from contextos_lab.cli import main
+    from contextos_lab.gate.run_gate import load_gate_run
+
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    spec_path = spec_dir / "spec.yaml"
+    code = main(["sweep", str(spec_path), "--out", "out", "--ledger", "ledger.jsonl"])
+    assert code == 0
+    study = optuna.load_study(
+        study_name="standin_llm_accuracy", storage=f"sqlite:///{cwd / 'out' / 'study.db'}"
+    )
+    assert str(study.user_attrs.get("budget_stop", "")).startswith("money budget")
+    assert len(study.trials) < 40
+    gate = load_gate_run(cwd / "out" / "gate.json")
+    promoted = {d.candidate_id for d in gate.decisions if d.verdict == "promote"}
+    printed = capsys.readouterr().out
+    if promoted:
+        assert f"{len(promoted)} TuningProposal file(s)" in printed
+    else:
+        assert "no TuningProposal emitted" in printed
+    assert gate.decisions, "the budget still left a front to gate"
