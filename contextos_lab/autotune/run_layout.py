@@ -130,22 +130,27 @@ class RunLayout:
         return self.root / safe_name(self.study)
 
     def record(self, cases: pd.DataFrame, results: pd.DataFrame, per_case: pd.DataFrame) -> None:
-        """Keep one evaluated batch (rows aligned) until the trial is told."""
-        for case, result, scores in zip(
-            cases.to_dict(orient="records"),
-            results.to_dict(orient="records"),
-            per_case.to_dict(orient="records"),
-            strict=True,
+        """Keep one evaluated batch until the trial is told: `results` holds each case's runs
+        case-major (k repeats each), `per_case` one row per case (repeat means)."""
+        n = len(cases)
+        k = max(1, len(results) // n) if n else 1
+        runs = results.to_dict(orient="records")
+        for i, (case, scores) in enumerate(
+            zip(cases.to_dict(orient="records"), per_case.to_dict(orient="records"), strict=True)
         ):
-            self._pending.append(
-                {
-                    "case_id": str(case.get("case_id", result.get("case_id"))),
-                    "case": case,
-                    "result": result,
-                    "scores": scores,
-                    "failed": failed_evaluators(scores, result.get("error")),
-                }
-            )
+            mine = runs[i * k : (i + 1) * k]
+            errors = [r.get("error") for r in mine]
+            first_error = next((e for e in errors if failed_evaluators({}, e)), None)
+            entry = {
+                "case_id": str(case.get("case_id", mine[0].get("case_id") if mine else i)),
+                "case": case,
+                "result": mine[0] if mine else {},
+                "scores": scores,
+                "failed": failed_evaluators(scores, first_error),
+            }
+            if k > 1:
+                entry["repeats"] = mine
+            self._pending.append(entry)
 
     def discard(self) -> None:
         self._pending = []
