@@ -71,6 +71,8 @@ def execute_and_score(
         ) from exc
     if len(scored.per_case) != len(cases):
         raise HarnessFailure(f"evaluation returned {len(scored.per_case)} rows for {len(cases)}")
+    if ctx.runs is not None:  # the experience layout outside proposers read (search set only)
+        ctx.runs.record(cases, execution.results, scored.per_case)
     return scored, execution
 
 
@@ -91,8 +93,6 @@ def evaluate_cases(
     averaged per case, errored runs failed), the number of errored runs, and the harness wall
     time. Racing stages call it on subsets."""
     scored, execution = execute_and_score(ctx, cases, config)
-    if ctx.runs is not None:  # the experience layout outside proposers read
-        ctx.runs.record(cases, execution.results, scored.per_case)
     return scored.per_case, execution.n_errors, execution.wall_s
 
 
