@@ -7,7 +7,8 @@ upper bound; here each k's cosine silhouette is compared with the same procedure
 reference corpora (the corpus's words dealt at random to texts of the same lengths: every word's
 frequency kept, which words go together destroyed). Tibshirani's gap rule then takes the
 smallest k whose excess over its null is clear (SIGNIFICANT_SDS sds of the gap and MIN_GAIN)
-and within one sd of the next k's; if no k clears its null there is one theme and `decision` says "no structure".
+and within one sd of the next k's; if no k clears its null there is one theme and `decision`
+says "no structure".
 Each theme is labelled by its top terms and two exemplar quotes (the texts nearest its
 centroid). No model download.
 
@@ -73,7 +74,8 @@ def _choose_k(
     gaps: Sequence[tuple[int, float, float, float, float]],
 ) -> tuple[int, float, float, float, float] | None:
     """Tibshirani's rule on the silhouette gap: the smallest significant k (gap above
-    SIGNIFICANT_SDS sds and MIN_GAIN) whose gap is within one sd of the next k's; None when no k is significant."""
+    SIGNIFICANT_SDS sds and MIN_GAIN) whose gap is within one sd of the next k's; None when no
+    k is significant."""
     significant = [g for g in gaps if g[1] > max(MIN_GAIN, SIGNIFICANT_SDS * g[2])]
     for i, g in enumerate(significant):
         following = significant[i + 1] if i + 1 < len(significant) else None

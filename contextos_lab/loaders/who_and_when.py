@@ -210,8 +210,8 @@ def _failure(
     trace = Trace(trace_id, "who-and-when", tuple(spans), attrs)
     decision_key = f"{subset}.level_{_slug(str(level))}" if level not in (None, "") else subset
     extra = {k: raw[k] for k in EXTRA_ANNOTATIONS if k in raw}
-    mistake_type = extra.get("mistake_type")
-    reason_class = _slug(str(mistake_type)) if mistake_type else REASON_CLASS
+    # Reason classes are a registry; the free `mistake_type` stays an annotation column.
+    reason_class = REASON_CLASS
     record = DecisionRecord(
         record_id=new_id("dr", at=at, seed=trace_id),
         trace_id=trace_id,
