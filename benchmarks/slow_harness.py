@@ -117,7 +117,7 @@ def overhead(spec_path: Path) -> dict[str, float]:
     ctx.read_cache = False
     params = ctx.space.baseline_params()
     cpu0, t0 = time.process_time(), time.perf_counter()
-    outcome = score_config(ctx, params)
+    score_config(ctx, params)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     cfg = ctx.space.config(params)
     ex = execute(
@@ -128,7 +128,7 @@ def overhead(spec_path: Path) -> dict[str, float]:
         ExecutionPolicy(),
     )  # same seeds, no sleeps: the latencies the trial slept
     ideal = ideal_makespan((ex.results["latency_ms"] / 1000.0).tolist(), 32)
-    assert outcome["spend"]["calls"] == len(ctx.search)
+    assert ctx.meter.as_dict()["calls"] == len(ctx.search)
     return {"trial_wall_s": wall, "ideal_makespan_s": ideal, "kit_cpu_s": cpu}
 
 
