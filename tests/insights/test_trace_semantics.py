@@ -135,3 +135,24 @@ def test_real_folders_renamed_give_identical_insights(external_dir: Path, tmp_pa
         report = analyse(load_sources([str(target)]), text_backend=None)
         outs.append(write_report(report, tmp_path / f"out_{name}").read_bytes())
     assert outs[0] == outs[1]
+
+
+def test_quality_figures_on_the_fixtures() -> None:
+    from contextos_lab.insights.exemplars import agent_phase_table, insight_exemplars
+    from contextos_lab.insights.quality import (
+        agent_phase_purity,
+        duplicates,
+        tau_action_diff_agreement,
+    )
+
+    loaded = load_sources(["synthetic:300:5", str(TAU), str(WW)])
+    report = analyse(loaded, text_backend=None)
+    assert report.insights and duplicates(report) == 0
+    tau = tau_action_diff_agreement(report.runs)
+    assert tau["failed_runs"] == 9 and tau["classes"]["wrong_arguments"] == 2
+    purity = agent_phase_purity(report.runs)
+    assert purity["annotated_runs"] == 2 and purity["purity"] == 1.0
+    assert list(agent_phase_table(report.runs).columns)[-1] == "total"
+    failing = next(i for i in report.insights if i.support.get("source") == "runs")
+    for _, excerpt in insight_exemplars(failing, report.runs, loaded.traces):
+        assert "▶" in set(excerpt["failing"])
