@@ -7,7 +7,6 @@ alone that the optimizer never saw a held-out case.
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,9 +122,9 @@ def heldout_case_hashes(path: str | Path) -> dict[str, str]:
 def overlap(a: CaseSet, b: CaseSet) -> list[str]:
     """Cases the two sets share, named `a_id=b_id` (or one id when both carry it): the same
     id, the same content hash (replay_sets.check_disjoint's rule), or the same content once
-    normalised (`normalised_key`: ids ignored, whitespace, case and Unicode form folded), so a
-    copy under a new id or with a trailing space is refused too. Must be empty for a
-    search/held-out pair."""
+    normalised (`gate.refresh.normalised_hash`: ids ignored; whitespace, case and Unicode form
+    folded), so a copy under a new id or with a trailing space is refused too. Must be empty
+    for a search/held-out pair."""
     from contextos_lab.harness.replay_sets import ReplaySetOverlapError, check_disjoint
 
     shared: set[tuple[str, str]] = set()
@@ -142,30 +141,9 @@ def overlap(a: CaseSet, b: CaseSet) -> list[str]:
     return [f"{x}={y}" if x != y else x for x, y in sorted(shared)]
 
 
-#: Columns that name a case rather than say what it is: ignored when comparing content.
-ID_COLUMNS: frozenset[str] = frozenset({"case_id", "id", *HASH_COLUMNS})
-
-
-def normalised_key(row: Mapping[str, Any]) -> str:
-    """A hash of what a case says, not how it is spelled: id and hash columns dropped, text
-    NFKC-normalised, case-folded and whitespace-collapsed, integral floats as integers."""
-    body = {k: _normalise(v) for k, v in row.items() if k not in ID_COLUMNS}
-    return sha256_hex(canonical_json(body))
-
-
-def _normalise(value: Any) -> Any:
-    value = _jsonable(value)
-    if isinstance(value, str):
-        return " ".join(unicodedata.normalize("NFKC", value).casefold().split())
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, Mapping):
-        return {_normalise(str(k)): _normalise(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_normalise(v) for v in value]
-    return value
-
-
 def _normalised_keys(cases: CaseSet) -> list[tuple[str, str]]:
+    # one normalisation for the whole kit: the one `heldout refresh` records for retired sets
+    from contextos_lab.gate.refresh import normalised_hash
+
     rows = cases.cases.to_dict(orient="records")
-    return [(str(r.get("case_id", i)), normalised_key(r)) for i, r in enumerate(rows)]
+    return [(str(r.get("case_id", i)), normalised_hash(r)) for i, r in enumerate(rows)]

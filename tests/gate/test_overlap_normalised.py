@@ -35,8 +35,7 @@ SEARCH = _cases("s", ["Refund my order please", "Where is my parcel?", "Cancel t
     ],
 )
 def test_near_copies_under_new_ids_are_refused_naming_both_ids(variant) -> None:
-    # the copy's amount is the same number written as an integer
-    heldout = _cases("h", ["Something new entirely", variant("Where is my parcel?")], [5, 20])
+    heldout = _cases("h", ["Something new entirely", variant("Where is my parcel?")], [5.0, 20.0])
     shared = overlap(case_set_from_frame(SEARCH), case_set_from_frame(heldout))
     assert shared == ["s-1=h-1"]
 
@@ -48,7 +47,7 @@ def test_distinct_content_passes() -> None:
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
 def test_single_file_held_out_sets_are_checked_the_same_way(tmp_path: Path, suffix: str) -> None:
-    heldout = _cases("h", ["Cancel the plan ", "fresh case"], [30, 1])[
+    heldout = _cases("h", ["Cancel the plan ", "fresh case"], [30.0, 1.5])[
         ["case_id", "request", "amount"]
     ]
     search = SEARCH[["case_id", "request", "amount"]]
