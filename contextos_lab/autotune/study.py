@@ -411,9 +411,17 @@ def work(
 
     The count is always re-read from the storage (`solo` is kept for callers but no longer
     trusted): another `search` process may share the study without this one knowing."""
+    from contextos_lab.autotune.budget import budget_stop_reason
+
     baseline = study.user_attrs.get("baseline_scores")
     ran = 0
+    calls_per_trial = len(ctx.search) * ctx.spec.repeats
     while budget - counted_trials(study) > 0:
+        stop = budget_stop_reason(study, ctx.spec.budget, calls_per_trial)
+        if stop is not None:  # the next trial could exceed the spec's budget: stop cleanly
+            study.set_user_attr("budget_stop", stop)
+            log.warning("study %s stopped: %s", study.study_name, stop)
+            break
         frozen = _run_one(ctx, study, baseline, budget=budget)
         if frozen is None:
             continue
@@ -461,6 +469,10 @@ def run_study(
     storage = open_storage(storage_url)
     study = open_study(ctx, storage, sampler=sampler)
     reap_interrupted(study)
+    if ctx.cache is None:  # results paid for live beside the study (harness.result_cache)
+        from contextos_lab.harness.result_cache import open_for_study
+
+        ctx.cache = open_for_study(storage_url)
     with _progress(budget, finished_trials(study), progress, ctx.spec.name) as bar:
         before = finished_trials(study)
         ensure_baseline(ctx, study, budget)
