@@ -124,9 +124,7 @@ def open_storage(url: str) -> BaseStorage:
                 raise FileNotFoundError(f"folder {Path(db).resolve().parent} does not exist")
             # Several worker processes write one file: wait for the lock instead of failing.
             engine_kwargs = {"connect_args": {"timeout": 60}}
-            storage = _rdb_storage(url, engine_kwargs)
-            _tune_sqlite(storage)
-            return storage
+            return _rdb_storage(url, engine_kwargs)
         return _rdb_storage(url, engine_kwargs)
     except Exception as exc:
         raise StorageUnreachable(
@@ -135,24 +133,46 @@ def open_storage(url: str) -> BaseStorage:
 
 
 def _rdb_storage(url: str, engine_kwargs: dict[str, Any]) -> RDBStorage:
-    """RDBStorage, retried when processes starting together race on creating its schema: both
-    see no tables, both create them or insert Optuna's single version row, and the loser gets
-    "already exists" / a unique violation / "database is locked". The next try finds them."""
-    from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+    """RDBStorage, safe when several processes open a new storage together.
 
+    Optuna's first open creates the tables, inserts its one version row and stamps the alembic
+    revision, each a check-then-write: a second process in between sees "already exists", a
+    duplicate version row, or no revision yet (an assertion). For a SQLite file the first open
+    is serialised by a lock file beside it; for a server database a failed open is retried
+    (the next try finds the schema complete) and the last failure is raised."""
+    lock_path = _sqlite_file(url)
     for attempt in range(10):
         try:
-            return RDBStorage(url, engine_kwargs=engine_kwargs)
-        except (
-            IntegrityError,
-            OperationalError,
-            ProgrammingError,
-            optuna.exceptions.StorageInternalError,
-        ):
+            if lock_path is None:
+                return RDBStorage(url, engine_kwargs=engine_kwargs)
+            with _file_lock(lock_path.with_name(f".{lock_path.name}.init.lock")):
+                storage = RDBStorage(url, engine_kwargs=engine_kwargs)
+                _tune_sqlite(storage)  # switching to WAL also wants the file to itself
+                return storage
+        except Exception:  # retried, then re-raised: see the docstring
             if attempt == 9:
                 raise
             time.sleep(0.1 * (attempt + 1))
     raise AssertionError("unreachable")
+
+
+def _sqlite_file(url: str) -> Path | None:
+    if not url.startswith("sqlite"):
+        return None
+    db = url.split(":///", 1)[-1]
+    return Path(db).resolve() if db and db != ":memory:" else None
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    import fcntl
+
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _tune_sqlite(storage: RDBStorage) -> None:

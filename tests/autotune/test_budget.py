@@ -50,7 +50,7 @@ def test_separate_search_processes_stop_at_the_study_budget(case_dir: Path) -> N
         for k, workers in enumerate((1, 2))
     ]  # started together: the schema and the baseline are created by whoever comes first
     results = [p.communicate(timeout=600) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], results
+    assert [p.returncode for p in procs] == [0, 0], [err[-3000:] for _, err in results]
     study = optuna.load_study(study_name="toy_run", storage=open_storage(url))
     assert counted_trials(study) == budget
     complete = [t for t in study.trials if t.state == TrialState.COMPLETE]
