@@ -1,60 +1,60 @@
-"""Separate `search` processes on one study share its trial budget, and start together safely."""
+"""Budget stops: calls, money and wall time, counted from what trials recorded they paid."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import optuna
-import yaml
-from optuna.trial import TrialState
+import pandas as pd
+import pytest
 
-from contextos_lab.autotune.study import counted_trials, open_storage
-from tests.autotune.conftest import toy_spec_dict
+from contextos_lab.autotune.budget import (
+    Budget,
+    Prices,
+    budget_stop_reason,
+    spend_frame,
+    spend_total,
+)
 
-REPO = Path(__file__).resolve().parents[2]
+
+def _study(spends: list[dict[str, float]]) -> optuna.Study:
+    study = optuna.create_study()
+    for spend in spends:
+        trial = study.ask()
+        trial.set_user_attr("spend", {"cache_hits": 0, "errors": 0, **spend})
+        study.tell(trial, 0.0)
+    return study
 
 
-def test_separate_search_processes_stop_at_the_study_budget(case_dir: Path) -> None:
-    """Two `search` processes, one of them with two workers, started together on one study."""
-    spec_path = case_dir / "run.yaml"
-    spec_path.write_text(yaml.safe_dump(toy_spec_dict(harness_kwargs={"delay": 0.02})))
-    url, budget = f"sqlite:///{case_dir / 'study.db'}", 12
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "contextos_lab.cli",
-                "search",
-                str(spec_path),
-                "--out",
-                str(case_dir / f"out{k}"),
-                "--n-trials",
-                str(budget),
-                "--storage",
-                url,
-                "--workers",
-                str(workers),
-                "--no-progress",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for k, workers in enumerate((1, 2))
-    ]  # started together: the schema and the baseline are created by whoever comes first
-    results = [p.communicate(timeout=600) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], [err[-3000:] for _, err in results]
-    study = optuna.load_study(study_name="toy_run", storage=open_storage(url))
-    assert counted_trials(study) == budget
-    complete = [t for t in study.trials if t.state == TrialState.COMPLETE]
-    assert len(complete) == budget
-    assert sum(bool(t.user_attrs.get("is_baseline")) for t in complete) >= 1
-    surplus = [t for t in study.trials if t.user_attrs.get("over_budget")]
-    assert all(t.state == TrialState.FAIL for t in surplus)
+def test_calls_budget_stops_before_the_next_trial_could_exceed() -> None:
+    study = _study([{"calls": 100, "usd": 0.0, "wall_s": 1.0}] * 3)
+    assert budget_stop_reason(study, Budget(calls=400), 100) is None
+    assert "call budget" in str(budget_stop_reason(study, Budget(calls=399), 100))
+
+
+def test_money_budget_uses_the_dearest_call_or_the_declared_bound() -> None:
+    study = _study(
+        [{"calls": 100, "usd": 1.0, "wall_s": 1.0}, {"calls": 0, "usd": 0.0, "wall_s": 0}]
+    )
+    # spent $1; next trial's worst case 2 x $0.01 x 100 = $2
+    assert budget_stop_reason(study, Budget(usd=3.0), 100) is None
+    assert "money budget" in str(budget_stop_reason(study, Budget(usd=2.9), 100))
+    assert budget_stop_reason(study, Budget(usd=2.1, usd_per_call_max=0.011), 100) is None
+
+
+def test_wall_budget_and_totals() -> None:
+    study = _study(
+        [{"calls": 10, "usd": 0.5, "wall_s": 4.0}, {"calls": 10, "usd": 0.5, "wall_s": 6.0}]
+    )
+    assert budget_stop_reason(study, Budget(wall_s=16.5), 10) is None
+    assert "wall-time" in str(budget_stop_reason(study, Budget(wall_s=15.0), 10))
+    assert spend_total(study) == {
+        "trials": 2, "calls": 20, "usd": 1.0, "wall_s": 10.0, "cache_hits": 0,
+    }  # fmt: skip
+    assert list(spend_frame(study)["calls"]) == [10, 10]
+
+
+def test_prices_and_budget_validation() -> None:
+    results = pd.DataFrame({"tokens": [1_000_000, 0], "tokens_out": [250_000, 0]})
+    usd = Prices(usd_per_1m_input=2.0, usd_per_1m_output=8.0, usd_per_call=0.5).usd(results)
+    assert usd.tolist() == [pytest.approx(1.5 + 2.0 + 0.5), 0.5]
+    with pytest.raises(ValueError, match="at least one"):
+        Budget()
