@@ -43,7 +43,7 @@ class Patch(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     target: PatchTarget
-    target_id: str = Field(min_length=1, examples=["POLICY_RETURNS_V4"])
+    target_id: str = Field(min_length=1, examples=["MY_POLICY_V1"])
     op: PatchOp
     body: dict[str, Any]
 
