@@ -25,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 
+from contextos_lab.autotune.fidelity import Fidelity, RacingSchedule
 from contextos_lab.autotune.sampler_config import SamplerConfig
 from contextos_lab.harness.protocol import Harness, TunableSurface
 from contextos_lab.schemas.scorecard import DIRECTIONS, FLOOR_EVALUATORS, EvaluatorName
@@ -163,6 +164,12 @@ class TuningRunSpec(BaseModel):
     hypervolume: HypervolumeSpec
     sampler: SamplerConfig = Field(default_factory=SamplerConfig)
     n_trials: int = Field(default=100, ge=1)
+    fidelity: Fidelity = Field(
+        default="full",
+        description="full: every trial on the whole search set; racing: growing subsets, "
+        "completed only while the config can still reach the feasible front",
+    )
+    racing: RacingSchedule = Field(default_factory=RacingSchedule)
     gain_tolerance: float = Field(
         default=0.0, ge=0.0, description="target gains this close rank as equal (metric units)"
     )
