@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.harness.runs_commands",
     "contextos_lab.autotune.commands",
     "contextos_lab.gate.commands",
+    "contextos_lab.gate.heldout_commands",
     "contextos_lab.sweep_command",
     "contextos_lab.proposals.commands",
     "contextos_lab.demo",

@@ -27,6 +27,7 @@ from pydantic import (
 
 from contextos_lab.autotune.fidelity import Fidelity, RacingSchedule
 from contextos_lab.autotune.sampler_config import SamplerConfig
+from contextos_lab.gate.error_budget import ErrorBudget
 from contextos_lab.harness.protocol import Harness, TunableSurface
 from contextos_lab.schemas.scorecard import DIRECTIONS, FLOOR_EVALUATORS, EvaluatorName
 from contextos_lab.schemas.tuning import BaselineTuple, Direction, TuningTarget
@@ -172,6 +173,10 @@ class TuningRunSpec(BaseModel):
     racing: RacingSchedule = Field(default_factory=RacingSchedule)
     gain_tolerance: float = Field(
         default=0.0, ge=0.0, description="target gains this close rank as equal (metric units)"
+    )
+    heldout_budget: ErrorBudget = Field(
+        default_factory=ErrorBudget,
+        description="error control across gates on one held-out set (LORD++; gate.error_budget)",
     )
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)

@@ -157,6 +157,9 @@ def tuning_proposal(run: GateRun, decision: GateDecision, report: ReportRef) -> 
             "heldout_manifest_hash": run.heldout["manifest_hash"],
             "prior_heldout_reads": run.prior_heldout_reads,
             "reads_warning": run.reads_warning,
+            "error_budget": (
+                run.error_budget.model_dump(mode="json") if run.error_budget else None
+            ),
             "spec_hash": run.spec_hash,
         },
         report=report,
