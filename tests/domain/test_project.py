@@ -159,3 +159,10 @@ def test_project_command_shows_the_domain_and_refuses_a_bad_one(capsys, tmp_path
     assert main(["project", "--project", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a project folder" in err
+
+
+def test_bundled_projects_surfaces_are_the_reference_harness_declaration() -> None:
+    from contextos_lab.harness.reference import reference_harness
+
+    declared = tuple(reference_harness().tunable_surfaces())
+    assert load_project(BUNDLED_PROJECT).tunable_surfaces == declared
