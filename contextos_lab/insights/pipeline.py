@@ -161,9 +161,11 @@ class ClusterReport:
         labelled "pattern (insight_id)" so two insights never share a column).
 
         Counts come from the decision records an insight cites, so each column sums to the
-        evidence it carries among the loaded runs.
+        evidence it carries among the loaded runs. Runs without a clock (`NO_CLOCK`) are left
+        out: their order in a file is no time line.
         """
-        decided = self.runs.set_index("record_id")["decided_at"]
+        timed = self.runs[self.runs["timed"]] if "timed" in self.runs else self.runs
+        decided = timed.set_index("record_id")["decided_at"]
         series = {}
         for insight in self.insights:
             if insight.support.get("source") != "runs":
