@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from contextos_lab.cli_conventions import Formatter, Parser, report_user_error
+from contextos_lab.domain.cli import add_project_option, project_from_args
 from contextos_lab.errors import UserError
 
 COMMAND_MODULES: tuple[str, ...] = (
@@ -28,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.autotune.commands",
     "contextos_lab.autotune.dashboard",
     "contextos_lab.gate.commands",
+    "contextos_lab.gate.heldout_commands",
     "contextos_lab.sweep_command",
     "contextos_lab.proposals.commands",
     "contextos_lab.demo",
@@ -51,12 +53,27 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue  # stage not installed in this build; tests assert all are present
         module.register(subparsers)
+    _with_project_option(parser)
     return parser
+
+
+def _with_project_option(parser: argparse.ArgumentParser) -> None:
+    """Every leaf command takes `--project DIR` (the domain), unless it declares its own."""
+    nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not nested:
+        if not any("--project" in a.option_strings for a in parser._actions):
+            add_project_option(parser)
+        return
+    for action in nested:
+        for sub in set(action.choices.values()):
+            _with_project_option(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if project_from_args(args) is None:  # the domain every command reads; one line, exit 2
+        return 2
     try:
         return int(args.func(args) or 0)
     except UserError as exc:

@@ -71,6 +71,10 @@ def prepare(
             problems.append(f"search_set: cannot load ({type(exc).__name__}: {exc})")
     if search is not None and len(search) == 0:
         problems.append("search_set: no cases")
+    if search is not None and spec.fidelity == "racing":
+        missing = [c for c in spec.racing.stratify_by if c not in search.cases.columns]
+        if missing:
+            problems.append(f"racing.stratify_by: the search set has no columns {missing}")
     if problems:
         raise SpecError(problems)
     assert evaluate is not None and search is not None

@@ -36,12 +36,14 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def score_config(ctx: RunContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Mean of each evaluator over the search set, plus error count and harness wall time."""
-    config = ctx.space.config(params)
+def evaluate_cases(
+    ctx: RunContext, cases: pd.DataFrame, config: Mapping[str, Any]
+) -> tuple[pd.DataFrame, int, float]:
+    """Per-case evaluator scores of `config` on `cases` (rows in the cases' order), the number
+    of cases that errored, and the harness wall time. Racing stages call it on subsets."""
     t0 = time.perf_counter()
     try:
-        results = run_cases(ctx.harness, ctx.search.cases, config)
+        results = run_cases(ctx.harness, cases, config)
     except Exception as exc:
         raise HarnessFailure(
             f"harness {ctx.harness.name!r} raised {type(exc).__name__}: {exc}"
@@ -52,16 +54,25 @@ def score_config(ctx: RunContext, params: Mapping[str, Any]) -> dict[str, Any]:
     if len(results) and len(errors) == len(results):
         raise HarnessFailure(f"every case errored; first: {errors.iloc[0]}")
     try:
-        frame = ctx.evaluate(ctx.search.cases, results)
+        frame = ctx.evaluate(cases, results)
     except Exception as exc:
         raise HarnessFailure(f"evaluation raised {type(exc).__name__}: {exc}") from exc
     missing = [e.value for e in EvaluatorName if e.value not in frame.columns]
     if missing:
         raise HarnessFailure(f"evaluation frame lacks evaluator columns {missing}")
-    scores = {e.value: float(frame[e.value].astype(float).mean()) for e in EvaluatorName}
+    if len(frame) != len(cases):
+        raise HarnessFailure(f"evaluation returned {len(frame)} rows for {len(cases)} cases")
+    per_case = frame[[e.value for e in EvaluatorName]].astype(float)
+    return per_case, len(errors), harness_s
+
+
+def score_config(ctx: RunContext, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Mean of each evaluator over the search set, plus error count and harness wall time."""
+    per_case, n_errors, harness_s = evaluate_cases(ctx, ctx.search.cases, ctx.space.config(params))
+    scores = {name: float(per_case[name].mean()) for name in per_case.columns}
     if any(v != v for v in scores.values()):
         raise HarnessFailure(f"evaluation produced NaN scores {scores}")
-    return {"scores": scores, "n_case_errors": len(errors), "harness_s": harness_s}
+    return {"scores": scores, "n_case_errors": n_errors, "harness_s": harness_s}
 
 
 def constraint_values(
@@ -108,7 +119,12 @@ def run_trial(
     )
     trial.set_user_attr("search_set", search_set_attr(ctx))
     try:
-        outcome = score_config(ctx, params)
+        if baseline is not None and ctx.spec.fidelity == "racing":
+            from contextos_lab.autotune.racing import race  # racing builds on this module
+
+            outcome = race(ctx, trial, params, baseline)  # optuna.TrialPruned when dropped
+        else:
+            outcome = score_config(ctx, params)
     except HarnessFailure as exc:
         trial.set_user_attr("fail_reason", str(exc))
         raise

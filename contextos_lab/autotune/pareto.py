@@ -47,6 +47,13 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
             "layers": change.get("layers"),
             "diff_size": change.get("diff_size"),
             "harness_s": ua.get("run", {}).get("harness_s"),
+            # racing (fidelity: racing): stage reached, cases paid for, why it was dropped
+            "stage": (ua.get("racing") or {}).get("stage"),
+            "n_stages": (ua.get("racing") or {}).get("n_stages"),
+            "case_evaluations": (ua.get("racing") or {}).get(
+                "case_evaluations", ua.get("search_set", {}).get("n_cases")
+            ),
+            "drop_reason": (ua.get("racing") or {}).get("dropped"),
         }
         for name, value in (ua.get("scores") or {}).items():
             row[name] = value

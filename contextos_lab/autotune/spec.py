@@ -25,7 +25,9 @@ from pydantic import (
     model_validator,
 )
 
+from contextos_lab.autotune.fidelity import Fidelity, RacingSchedule
 from contextos_lab.autotune.sampler_config import SamplerConfig
+from contextos_lab.gate.error_budget import ErrorBudget
 from contextos_lab.harness.protocol import Harness, TunableSurface
 from contextos_lab.schemas.scorecard import DIRECTIONS, FLOOR_EVALUATORS, EvaluatorName
 from contextos_lab.schemas.tuning import BaselineTuple, Direction, TuningTarget
@@ -163,8 +165,18 @@ class TuningRunSpec(BaseModel):
     hypervolume: HypervolumeSpec
     sampler: SamplerConfig = Field(default_factory=SamplerConfig)
     n_trials: int = Field(default=100, ge=1)
+    fidelity: Fidelity = Field(
+        default="full",
+        description="full: every trial on the whole search set; racing: growing subsets, "
+        "completed only while the config can still reach the feasible front",
+    )
+    racing: RacingSchedule = Field(default_factory=RacingSchedule)
     gain_tolerance: float = Field(
         default=0.0, ge=0.0, description="target gains this close rank as equal (metric units)"
+    )
+    heldout_budget: ErrorBudget = Field(
+        default_factory=ErrorBudget,
+        description="error control across gates on one held-out set (LORD++; gate.error_budget)",
     )
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)

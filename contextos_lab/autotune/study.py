@@ -318,6 +318,8 @@ def _run_one(
     except HarnessFailure as exc:
         log.warning("trial %d failed: %s", trial.number, exc)
         return study.tell(trial, state=TrialState.FAIL)
+    except optuna.TrialPruned:  # dropped by racing; its stage and reason are in user attrs
+        return study.tell(trial, state=TrialState.PRUNED)
     except BaseException as exc:  # a bug or an interrupt: record it, never swallow it
         interrupted = isinstance(exc, KeyboardInterrupt | SystemExit)
         trial.set_user_attr("interrupted", interrupted)

@@ -32,6 +32,7 @@ GATE_NOTEBOOK = "03_heldout_gate"
 #: Exception names raised inside notebook 03 that deserve their own exit code.
 _NOTEBOOK_ERRORS = {
     "HeldoutOverlapError": EXIT_HELDOUT,
+    "HeldoutBudgetSpent": EXIT_HELDOUT,
     "StudyNotFound": EXIT_NO_STUDY,
     "StudyMismatch": EXIT_MISMATCH,
     "StorageUnreachable": EXIT_STORAGE,

@@ -18,6 +18,7 @@ import pandas as pd
 from contextos_lab.autotune.cases import CaseSet, load_case_set, overlap
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.gate import ledger
+from contextos_lab.gate.error_budget import BudgetState, ErrorBudget
 from contextos_lab.harness.protocol import run_cases
 from contextos_lab.schemas.scorecard import EvaluatorName
 
@@ -44,6 +45,8 @@ class HeldoutSet:
     cases: CaseSet
     path: Path
     prior_reads: int
+    #: The set's error budget before this gate; `budget.next_level` is this gate's alpha.
+    budget: BudgetState
 
     @property
     def manifest_hash(self) -> str:
@@ -73,14 +76,16 @@ def open_heldout(
     n_candidates: int,
     recorded_search_hashes: Iterable[str] = (),
     ledger_file: str | Path | None = None,
+    budget: ErrorBudget | None = None,
 ) -> HeldoutSet:
-    """Load the spec's held-out set, check it against the search set, record the read."""
+    """Load the spec's held-out set, check it against the search set, record the read and
+    claim this gate's level of the set's error budget (HeldoutBudgetSpent when none is left)."""
     path = ctx.spec.resolve(ctx.spec.heldout_test_set)
     heldout = load_case_set(path)
     if len(heldout) == 0:
         raise HeldoutRunError(f"held-out set {path} has no cases")
     check_heldout(heldout, ctx.search, recorded_search_hashes)
-    prior = ledger.record_read(
+    prior, current = ledger.claim_gate(
         manifest_hash=heldout.manifest_hash,
         run_id=run_id,
         study=study,
@@ -88,9 +93,10 @@ def open_heldout(
         heldout_path=str(path),
         n_cases=len(heldout),
         n_candidates=n_candidates,
+        budget=budget or ErrorBudget(),
         path=ledger_file,
     )
-    return HeldoutSet(cases=heldout, path=path, prior_reads=prior)
+    return HeldoutSet(cases=heldout, path=path, prior_reads=prior, budget=current)
 
 
 def score_on_heldout(

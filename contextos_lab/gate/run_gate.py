@@ -40,7 +40,8 @@ from contextos_lab.autotune.study import (
     redact,
 )
 from contextos_lab.gate import ledger
-from contextos_lab.gate.heldout import open_heldout, paired_frames
+from contextos_lab.gate.error_budget import GateBudget, advice, sweep_p_value
+from contextos_lab.gate.heldout import HeldoutSet, open_heldout, paired_frames
 from contextos_lab.gate.research import ResearchConfirmation
 from contextos_lab.gate.verdict import GateDecision, GateGuardrails, decide
 from contextos_lab.schemas.base import canonical_json, sha256_hex
@@ -104,6 +105,8 @@ class GateRun(BaseModel):
     #: (its own ledger entry, `traces:<hash>`); None when no candidates were confirmed.
     research_prior_heldout_reads: int | None = None
     research_reads_warning: str | None = None
+    #: This gate's share of the held-out set's error budget (LORD++ across gates).
+    error_budget: GateBudget | None = None
 
     @property
     def promoted(self) -> list[GateDecision]:
@@ -259,6 +262,7 @@ def run_gate(
         n_candidates=len(ranked),
         recorded_search_hashes=recorded_case_hashes(study, url),
         ledger_file=ledger_file,
+        budget=ctx.spec.heldout_budget,
     )
     cands: list[GateCandidate] = []
     for row in ranked.to_dict(orient="records"):
@@ -291,10 +295,12 @@ def run_gate(
             alpha=alpha,
             seed=seed,
             n_boot=n_boot,
+            promote_alpha=heldout.budget.next_level,
         )
         if frames
         else []
     )
+    budget = _settle_budget(heldout, decisions, run_id, ledger_file)
     cands = [c.model_copy(update={"heldout_means": _means(frames[c.candidate_id])}) for c in cands]
     research: list[ResearchConfirmation] = []
     research_reads: int | None = None
@@ -346,10 +352,46 @@ def run_gate(
         research_reads_warning=(
             ledger.reads_warning(research_reads) if research_reads is not None else None
         ),
+        error_budget=budget,
     )
     path = out / GATE_FILE
     _write_atomic(path, run.model_dump_json(indent=1) + "\n")
     return GateResult(run=run, baseline=baseline, frames=frames, path=path, ranked=ranked)
+
+
+def _settle_budget(
+    heldout: HeldoutSet,
+    decisions: Sequence[GateDecision],
+    run_id: str,
+    ledger_file: str | Path | None,
+) -> GateBudget:
+    """Record whether this gate promoted (a promotion earns LORD++ budget back) and say where
+    the held-out set's budget stands afterwards."""
+    eligible = [d.target_p_adjusted for d in decisions if d.verdict in ("promote", "underpowered")]
+    p_value = sweep_p_value(eligible)
+    promoted = any(d.verdict == "promote" for d in decisions)
+    before = heldout.budget
+    ledger.record_outcome(
+        manifest_hash=heldout.manifest_hash,
+        run_id=run_id,
+        index=before.next_index,
+        p_value=p_value,
+        promoted=promoted,
+        path=ledger_file,
+    )
+    after, _ = ledger.budget_state(heldout.manifest_hash, path=ledger_file)
+    return GateBudget(
+        method=before.method,
+        alpha_total=before.alpha,
+        horizon=before.horizon,
+        index=before.next_index,
+        alpha_tested=before.next_level,
+        p_value=p_value,
+        promoted=promoted,
+        spent_before=before.spent,
+        after=after,
+        advice=advice(after, str(heldout.path)),
+    )
 
 
 def _means(frame: pd.DataFrame) -> dict[str, float]:

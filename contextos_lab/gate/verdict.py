@@ -201,8 +201,14 @@ def decide(
     alpha: float = 0.05,
     seed: int = 0,
     n_boot: int = 2000,
+    promote_alpha: float | None = None,
 ) -> list[GateDecision]:
-    """Verdicts for every candidate, Holm-corrected across candidates on the target metric."""
+    """Verdicts for every candidate, Holm-corrected across candidates on the target metric.
+
+    `promote_alpha` (default `alpha`) is the level the target test must pass: the held-out
+    set's error budget hands each gate a smaller one as the set is reused. Regression checks
+    stay at `alpha`: a stricter level there would only hide harm."""
+    level = alpha if promote_alpha is None else promote_alpha
     if target_metric not in BETTER:
         raise ValueError(f"unknown target metric {target_metric!r}; one of {sorted(BETTER)}")
     baseline = _checked_frame("baseline", baseline)
@@ -226,12 +232,12 @@ def decide(
         if breaches:
             verdict: Verdict = "regression"
             reasons = breaches
-        elif improves and adjusted[cid] < alpha and _interval_improves(target, target_direction):
+        elif improves and adjusted[cid] < level and _interval_improves(target, target_direction):
             verdict = "promote"
             reasons = [
                 f"{target_name} {target_direction}s by {target.delta:+.4g} "
                 f"(95% CI [{target.ci_low:.4g}, {target.ci_high:.4g}], {target.test}, "
-                f"Holm-adjusted p={adjusted[cid]:.3g} < {alpha}); every floor and accepted "
+                f"Holm-adjusted p={adjusted[cid]:.3g} < {level:.3g}); every floor and accepted "
                 "delta holds on held-out"
             ]
         elif improves:
@@ -243,11 +249,11 @@ def decide(
             )
             # Holm's strictest step compares the smallest p with alpha/m: size for that.
             m = len(candidates)
-            required_n = required_sample_size(diff, alpha=alpha / m)
+            required_n = required_sample_size(diff, alpha=level / m)
             reasons = [
                 f"{target_name} moves the right way ({target.delta:+.4g}, 95% CI "
                 f"[{target.ci_low:.4g}, {target.ci_high:.4g}]) but is not significant after "
-                f"Holm (adjusted p={adjusted[cid]:.3g}, alpha {alpha}); a paired test at "
+                f"Holm (adjusted p={adjusted[cid]:.3g}, alpha {level:.3g}); a paired test at "
                 f"alpha/{m} would need about {required_n} held-out cases (power 0.8)"
             ]
         else:

@@ -59,24 +59,35 @@ def ingest_file(
 
 
 def store_loaded(kind: str, result: LoadResult[Envelope], store: ExperienceStore) -> IngestReport:
-    """Append a loaded file's records (refusals skipped) and write its quarantine file."""
-    refusals: list[StoreRefusal] = []
-    outcomes = (
-        store.append_many(result.records, on_refusal="skip", refusals=refusals)
-        if result.records
-        else []
-    )
-    for refusal in refusals:
-        origin = result.origins[refusal.artifact_id]
-        result.quarantine(origin, _refusal_field(result, refusal), refusal.reason, "store")
-    quarantined = sorted(result.quarantined, key=lambda q: q.line)
+    """Append a loaded file's records in one transaction, refusals skipped, and write its
+    quarantine file (loader and store refusals) inside that transaction, before the commit:
+    the file's rows are stored all together or not at all, and never before their quarantine
+    is on disk (if writing it fails, nothing is stored and the error propagates)."""
+    loader_rows = list(result.quarantined)
+    written: dict[str, object] = {}
+
+    def quarantine_first(refusals: list[StoreRefusal]) -> None:
+        result.quarantined[:] = loader_rows
+        for refusal in refusals:
+            origin = result.origins[refusal.artifact_id]
+            result.quarantine(origin, _refusal_field(result, refusal), refusal.reason, "store")
+        rows = sorted(result.quarantined, key=lambda q: q.line)
+        written["rows"], written["file"] = rows, write_quarantine(result.source, rows)
+
+    if result.records:
+        outcomes = store.append_many(
+            result.records, on_refusal="skip", before_commit=quarantine_first
+        )
+    else:
+        outcomes = []
+        quarantine_first([])
     return IngestReport(
         source=result.source,
         kind=kind,
         new=sum(o.status == "stored" for o in outcomes),
         unchanged=sum(o.status == "unchanged" for o in outcomes),
-        quarantined=quarantined,
-        quarantine_file=write_quarantine(result.source, quarantined),
+        quarantined=written["rows"],  # type: ignore[arg-type]
+        quarantine_file=written["file"],  # type: ignore[arg-type]
         notes=list(result.notes),
     )
 

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from contextos_lab.loaders.guard import RECORD_ERRORS, guarded, loads, read_text
 from contextos_lab.loaders.quarantine import LoadResult, QuarantinedRow, clip
 from contextos_lab.schemas.base import EnvelopeList
 from contextos_lab.schemas.decision import DecisionRecord, TerminalStatus
@@ -176,17 +177,17 @@ def _status(raw: Any) -> str:
 
 def _requests(path: Path) -> Iterator[tuple[int | None, Any]]:
     """(line, decoded request) for a whole-file JSON or a JSON-lines file."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     try:
-        yield None, json.loads(text)
+        yield None, loads(text)
         return
-    except json.JSONDecodeError:
+    except ValueError:
         pass
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
+                yield number, loads(line)
+            except ValueError as exc:
                 yield number, exc
 
 
@@ -220,18 +221,29 @@ def load_otlp(paths: str | Path | Iterable[str | Path]) -> TraceLoadResult:
             if not (request.get("resourceSpans") or request.get("resource_spans")):
                 result.reject(path, line, "resourceSpans", "no resourceSpans", request)
                 continue
-            for resource, raw in _spans_of(request):
-                span, problem = _span(raw)
+            try:
+                found = list(_spans_of(request))
+            except RECORD_ERRORS as exc:
+                result.reject(path, line, "resourceSpans", f"unreadable resourceSpans: {exc}")
+                continue
+            for resource, raw in found:
+                span, problem = guarded(_span, raw)
                 if span is None:
                     result.reject(path, line, problem[0], problem[1], raw)
                     continue
                 spans.setdefault(span.trace_id, []).append(span)
                 meta.setdefault(span.trace_id, {"file": str(path), **resource})
-    result.traces = [
-        Trace(tid, "otlp", tuple(sorted(s, key=lambda x: (x.start, x.span_id))), meta[tid])
-        for tid, s in spans.items()
-    ]
-    result.records.extend(decision_records_from_traces(result.traces))
+    for tid, group in spans.items():
+        trace = Trace(
+            tid, "otlp", tuple(sorted(group, key=lambda x: (x.start, x.span_id))), meta[tid]
+        )
+        try:
+            records = decision_records_from_traces([trace])
+        except RECORD_ERRORS as exc:  # e.g. a root attribute the DecisionRecord refuses
+            result.reject(meta[tid]["file"], None, "attributes", f"trace {tid}: {exc}")
+            continue
+        result.traces.append(trace)
+        result.records.extend(records)
     return result
 
 

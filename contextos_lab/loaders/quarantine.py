@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Generic, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from contextos_lab.schemas.base import E, EnvelopeList, canonical_json
 
@@ -34,6 +34,12 @@ def clip(text: str, limit: int = RAW_LIMIT) -> str:
     return f"{text[:limit]}…[truncated; {len(text)} characters in all]"
 
 
+def printable(text: str) -> str:
+    """`text` with lone surrogates (undecodable bytes kept by `surrogateescape`, or `\\ud800`
+    escapes in JSON) spelled as `\\udcff`, so it can always be written as UTF-8."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class QuarantinedRow(BaseModel):
     """One refused row: `line` is a 1-based file line (JSONL, CSV; the CSV header is line 1)
     or a 1-based row number (JSON arrays, Parquet), as `locator` says. `field` is a dotted
@@ -48,6 +54,11 @@ class QuarantinedRow(BaseModel):
     message: str
     stage: Stage
     raw: str = ""
+
+    @field_validator("file", "field", "message", "raw", mode="before")
+    @classmethod
+    def _printable(cls, value: object) -> object:
+        return printable(value) if isinstance(value, str) else value
 
     def describe(self) -> str:
         where = f"{self.locator} {self.line}"

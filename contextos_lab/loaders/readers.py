@@ -30,6 +30,7 @@ from typing import IO, Any, Literal, Protocol, get_args, runtime_checkable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from contextos_lab.loaders.hazards import parse_constant, parse_float
 from contextos_lab.loaders.quarantine import E, LoadResult, Locator, clip
 
 Format = Literal["jsonl", "json", "csv", "parquet"]
@@ -135,10 +136,6 @@ def open_rows(path: Path | str, fmt: str | None = None) -> RowSource:
 # -- JSON Lines ----------------------------------------------------------------------------
 
 
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 class _RepeatedKeys(dict[str, Any]):
     """A JSON object in which a key occurs more than once (`repeated`: its dotted path)."""
 
@@ -182,7 +179,13 @@ def _repeated_message(path: str) -> str:
 
 
 def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_object_pairs)
+    # non-finite numbers are kept as flagged text, so the loader can name their field
+    return json.loads(
+        text,
+        parse_float=parse_float,
+        parse_constant=parse_constant,
+        object_pairs_hook=_object_pairs,
+    )
 
 
 def parse_json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
@@ -425,7 +428,10 @@ def _drop_nulls(value: dict[str, Any]) -> dict[str, Any]:
 
 def json_text(value: Any) -> str:
     """JSON for a row's raw text; datetimes and bytes (Parquet) shown as text."""
-    return json.dumps(value, ensure_ascii=False, default=_jsonable, sort_keys=True)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=_jsonable, sort_keys=True)
+    except (RecursionError, ValueError, TypeError):
+        return "(a value too deeply nested or too odd to show)"
 
 
 def _jsonable(value: Any) -> str:

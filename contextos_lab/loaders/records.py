@@ -11,12 +11,18 @@ conflicting edit.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Generic, get_args, get_origin
 
-from pydantic import BaseModel, ValidationError
+from pydantic import AwareDatetime, BaseModel, NaiveDatetime, ValidationError
 
+from contextos_lab.loaders.hazards import (
+    MAX_STRING_CHARS,
+    find_hazard,
+    parse_constant,
+    parse_float,
+)
 from contextos_lab.loaders.quarantine import E, LoadResult, Origin
 from contextos_lab.loaders.readers import TABULAR, RawRow, open_rows
 from contextos_lab.schemas.base import Envelope, EnvelopeList, _unwrap
@@ -31,8 +37,7 @@ KINDS: dict[str, type[Envelope]] = {
     "feedback-records": FeedbackRecord,
     "scorecards": Scorecard,
 }
-#: Longest string value a row may hold; longer ones are refused before pydantic sees them.
-MAX_STRING_CHARS = 1_000_000
+__all__ = ["KINDS", "MAX_STRING_CHARS", "RecordLoader", "describe_errors", "load_records"]
 _INPUT_PREVIEW = 80
 
 
@@ -80,25 +85,66 @@ class RecordLoader(Generic[E]):
         if row.error is not None or row.data is None:
             result.quarantine(origin, row.field, row.error or "no data", "parse")
             return None
-        oversize = next(_long_strings(row.data), None)
-        if oversize is not None:
-            path, size = oversize
+        data = decode_cells(self.model, row.data) if tabular else row.data
+        hazard = find_hazard(data)
+        if hazard is not None:
+            result.quarantine(origin, hazard[0], _hazard_message(hazard), "validate")
+            return None
+        numeric = _numeric_datetime(self.model, data)
+        if numeric is not None:
             result.quarantine(
                 origin,
-                path,
-                f"field {path} is {size} characters; the limit is {MAX_STRING_CHARS}",
+                numeric,
+                f"{numeric}: a number is not a date-time (epoch seconds or milliseconds? "
+                "write an ISO 8601 date-time)",
                 "validate",
             )
             return None
-        data = decode_cells(self.model, row.data) if tabular else row.data
         try:
-            return self.model.model_validate(data)
+            record = self.model.model_validate(data)
         except ValidationError as exc:
             field, message = describe_errors(exc)
             result.quarantine(origin, field, message, "validate")
+            return None
         except RecursionError:
-            result.quarantine(origin, None, "value is nested too deeply", "validate")
-        return None
+            result.quarantine(origin, None, "(row): value is nested too deeply", "validate")
+            return None
+        # what pydantic made of the row must still be storable as read: a text cell "1e400"
+        # for a float field becomes inf, which must be refused, never stored as null/Infinity
+        hazard = find_hazard(record.model_dump(mode="json"))
+        if hazard is not None:
+            result.quarantine(origin, hazard[0], _hazard_message(hazard), "validate")
+            return None
+        return record
+
+
+_DATETIMES = (datetime, AwareDatetime, NaiveDatetime)
+
+
+def _numeric_datetime(model: type[BaseModel], data: dict[str, Any]) -> str | None:
+    """A date-time field given a number (or numeric text): pydantic would read it as epoch
+    seconds or milliseconds by its size, a guess that changes what was written."""
+    for name, info in model.model_fields.items():
+        annotation = _unwrap(info.annotation)
+        if not (isinstance(annotation, type) and issubclass(annotation, _DATETIMES)):
+            continue
+        value = data.get(name)
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, (int, float)):
+            return name
+        if isinstance(value, str):
+            try:
+                float(value)
+            except ValueError:
+                continue
+            return name
+    return None
+
+
+def _hazard_message(hazard: tuple[str, str]) -> str:
+    field, why = hazard
+    return f"field {field} {why}" if why.startswith("is ") else f"field {field}: {why}"
 
 
 def load_records(kind: str, path: Path | str, fmt: str | None = None) -> LoadResult[Envelope]:
@@ -126,19 +172,6 @@ def _dotted(loc: tuple[int | str, ...]) -> str:
 def _preview(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= _INPUT_PREVIEW else f"{text[:_INPUT_PREVIEW]}…"
-
-
-def _long_strings(value: Any, path: str = "") -> Iterator[tuple[str, int]]:
-    """(dotted path, length) of every string longer than MAX_STRING_CHARS, depth first."""
-    if isinstance(value, str):
-        if len(value) > MAX_STRING_CHARS:
-            yield path or "(row)", len(value)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _long_strings(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _long_strings(item, f"{path}.{i}" if path else str(i))
 
 
 def decode_cells(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
@@ -175,6 +208,6 @@ def _json_or_text(cell: str) -> Any:
     if not stripped.startswith(("[", "{")):
         return cell
     try:
-        return json.loads(stripped)
+        return json.loads(stripped, parse_float=parse_float, parse_constant=parse_constant)
     except (ValueError, RecursionError):
         return cell  # pydantic then names the field and the expected type

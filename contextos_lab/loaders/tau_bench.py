@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from contextos_lab.loaders.guard import guarded, loads, read_text
 from contextos_lab.loaders.otlp import (
     OPERATION,
     TOOL_NAME,
@@ -268,8 +269,8 @@ def load_tau_bench(
     position = 0
     for path in _files(paths, ("*.json",)):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            data = loads(read_text(path))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
             result.reject(path, None, None, f"not readable JSON: {exc}")
             continue
         if isinstance(data, Mapping):
@@ -278,7 +279,7 @@ def load_tau_bench(
             result.reject(path, None, None, "expected a JSON list of runs")
             continue
         for index, raw in enumerate(data):
-            made, problem = _run(path, index, raw, domain, epoch + position * spacing)
+            made, problem = guarded(_runner(path, index, domain), raw, epoch + position * spacing)
             position += 1
             if made is None:
                 result.reject(path, index + 1, problem[0], problem[1], raw)
@@ -289,6 +290,10 @@ def load_tau_bench(
             if reason is not None:
                 result.details[record.record_id] = reason
     return result
+
+
+def _runner(path: Path, index: int, domain: str | None):
+    return lambda raw, at: _run(path, index, raw, domain, at)
 
 
 def _run(

@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from contextos_lab.loaders.guard import guarded
 from contextos_lab.loaders.otlp import (
     AGENT_NAME,
     OPERATION,
@@ -106,7 +107,7 @@ def load_who_and_when(
             result.reject(path, None, None, f"unreadable: {exc}")
             continue
         for number, raw in rows:
-            item, problem = _failure(path, number, raw, epoch + position * spacing)
+            item, problem = guarded(_failure_of(path, number), raw, epoch + position * spacing)
             position += 1
             if item is None:
                 result.reject(path, number, problem[0], problem[1], raw)
@@ -115,6 +116,10 @@ def load_who_and_when(
             result.records.append(item.record)
             result.feedback.append(item.feedback)
     return result
+
+
+def _failure_of(path: Path, line: int | None):
+    return lambda raw, at: _failure(path, line, raw, at)
 
 
 def _failure(

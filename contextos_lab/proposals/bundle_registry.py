@@ -7,8 +7,8 @@ bundle is the runtime artifact a harness loads, not an observation about one. La
     <root>/<BUNDLE_ID>/activations.jsonl which version is live: one line per activation
 
 The active version is the last activation. Rollback is a new activation of the pinned version's
-file, so the restored bundle is byte-identical (same content hash) to the baseline. Bundles
-shipped in `data/bundles/` seed an empty registry as version 1.
+file, so the restored bundle is byte-identical (same content hash) to the baseline. The active
+project's `harness/policy/bundles/<BUNDLE_ID>.json` seeds an empty registry as version 1.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from pathlib import Path
 
 from contextos_lab.proposals.policy_bundle import PolicyBundle
 
-BUNDLED_DIR = Path(__file__).with_name("data") / "bundles"
 DEFAULT_BUNDLES_DIR = Path(".contextos/bundles")
 _REF = re.compile(r"^(?P<id>[A-Za-z0-9_.-]+)@v(?P<version>\d+)#(?P<hash>[0-9a-f]{64})$")
 
@@ -50,8 +49,20 @@ def parse_ref(ref: str) -> tuple[str, int, str]:
 
 
 class BundleRegistry:
-    def __init__(self, root: Path | str = DEFAULT_BUNDLES_DIR) -> None:
+    """`seeds`: where first versions come from (default: the active project's bundles)."""
+
+    def __init__(
+        self, root: Path | str = DEFAULT_BUNDLES_DIR, seeds: Path | str | None = None
+    ) -> None:
         self.root = Path(root)
+        self.seeds = Path(seeds) if seeds is not None else None
+
+    def seed_dir(self) -> Path:
+        if self.seeds is not None:
+            return self.seeds
+        from contextos_lab.domain.active import active_project
+
+        return active_project().bundles_dir
 
     def _dir(self, bundle_id: str) -> Path:
         return self.root / bundle_id
@@ -124,12 +135,15 @@ class BundleRegistry:
         return act
 
     def active(self, bundle_id: str) -> PolicyBundle:
-        """The live version (seeding the registry from the bundled data the first time)."""
+        """The live version (seeding the registry from the project's bundles the first time)."""
         acts = self.activations(bundle_id)
         if not acts:
-            seed = BUNDLED_DIR / f"{bundle_id}.json"
+            seed = self.seed_dir() / f"{bundle_id}.json"
             if not seed.exists():
-                raise KeyError(f"no active version of {bundle_id} in {self.root}, none bundled")
+                raise KeyError(
+                    f"no active version of {bundle_id} in {self.root}, and no first version "
+                    f"at {seed}"
+                )
             self.activate(PolicyBundle.from_file(seed), actor="bundled", reason="seed")
             acts = self.activations(bundle_id)
         last = acts[-1]

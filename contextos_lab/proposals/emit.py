@@ -177,6 +177,9 @@ def tuning_proposal(
             "heldout_manifest_hash": run.heldout["manifest_hash"],
             "prior_heldout_reads": run.prior_heldout_reads,
             "reads_warning": run.reads_warning,
+            "error_budget": (
+                run.error_budget.model_dump(mode="json") if run.error_budget else None
+            ),
             "spec_hash": run.spec_hash,
             "evidence_key": key,
             "operating_points": len(family),

@@ -17,11 +17,12 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from contextos_lab.domain.active import active_project
+from contextos_lab.domain.config import DomainConfig
 from contextos_lab.proposals.policy_bundle import STATUS_OF, Decision
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.decision import DecisionRecord
 
-GOLDENS_DIR = Path(__file__).with_name("data") / "goldens"
 OutputsHash = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
@@ -77,11 +78,12 @@ def load_goldens(path: Path | str) -> list[GoldenCase]:
     return out
 
 
-def bundled_goldens(bundle_id: str = "POLICY_RETURNS_V4") -> list[GoldenCase]:
-    """The goldens shipped for a bundle (seed 000: `listGoldensFor(target_id)`)."""
-    path = GOLDENS_DIR / f"{bundle_id}.jsonl"
+def bundled_goldens(bundle_id: str, project: DomainConfig | None = None) -> list[GoldenCase]:
+    """The project's goldens for a bundle (seed 000: `listGoldensFor(target_id)`), from
+    `harness/goldens/<BUNDLE_ID>.jsonl` of the given or active project."""
+    path = (project or active_project()).goldens_path(bundle_id)
     if not path.exists():
-        raise KeyError(f"no bundled goldens for {bundle_id} (looked for {path})")
+        raise KeyError(f"no goldens for {bundle_id} (looked for {path})")
     return load_goldens(path)
 
 

@@ -11,7 +11,6 @@ import pandas as pd
 from contextos_lab.proposals.bundle_registry import BundleRegistry
 from contextos_lab.proposals.checklist import latest_verdict, rule_for
 from contextos_lab.proposals.compilers import cluster_records, propose_from_insight
-from contextos_lab.proposals.example import APPROVER, REVIEWS
 from contextos_lab.proposals.goldens import bundled_goldens, load_goldens
 from contextos_lab.proposals.policy_bundle import apply_patch
 from contextos_lab.proposals.release import (
@@ -26,6 +25,10 @@ from contextos_lab.proposals.why import WhyAnswer, why_rule_exists
 from contextos_lab.schemas.insight import InsightCluster
 from contextos_lab.schemas.lifecycle import LifecycleStatus
 from contextos_lab.schemas.strategy import ReplayVerdict, StrategyProposal
+
+#: The notebook's default sign-off (a parameter: a real review names real reviewers).
+APPROVER = "user_change_control_3"
+REVIEWS = {"compliance": "approve", "security": "approve", "reliability": "approve"}
 
 
 @dataclass
@@ -47,6 +50,8 @@ def run_notebook_04(
     goldens_path: str | Path | None = None,
     release: bool = True,
     actor: str = "notebook_04",
+    approver: str = APPROVER,
+    reviews: dict[str, str] | None = None,
 ) -> ReplayView:
     """Find the insight, reuse or compile its proposal, replay it, and (optionally) release it
     with the example's approver and reviewer verdicts; a refusal is reported, not raised."""
@@ -76,10 +81,10 @@ def run_notebook_04(
     frame = replay_frame(goldens, baseline, apply_patch(baseline, proposal.patch))
     refused = None
     if release and rule_for(store, proposal.proposal_id) is None:
-        proposal = attach_reviews(proposal, REVIEWS, store=store)
+        proposal = attach_reviews(proposal, reviews or REVIEWS, store=store)
         try:
             proposal = release_proposal(
-                proposal, verdict, APPROVER, store=store, bundles=bundles, actor=actor
+                proposal, verdict, approver, store=store, bundles=bundles, actor=actor
             ).proposal
         except ReleaseRefused as exc:
             refused = str(exc)

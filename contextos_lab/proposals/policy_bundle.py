@@ -1,9 +1,12 @@
 """Policy bundles: versioned, hashed rule sets in seed 000's shape, evaluated deterministically.
 
 A rule is `{rule_id, applies_to, then: {allow, requires}, rationale}` (seed 000, Step 3), with
-one optional extension, `then.approval_above`: amounts above it need a human approval (evidence
-kind `human_approval`), which is how an approval gate is expressed. Evaluation over the facts a
-DecisionRecord recorded (its `inputs` and the evidence kinds of its `evidence_refs`):
+two optional extensions: `then.approval_above` (amounts above it need a human approval, evidence
+kind `human_approval`: how an approval gate is expressed) and `then.redact` (output fields a
+redaction rule removes; omitted from the serialised rule when empty, so bundles that never had
+one keep their content hash). The gated amount is `inputs[then.amount_field]` (default
+`amount`). Evaluation over
+the facts a DecisionRecord recorded (its `inputs` and the evidence kinds of its `evidence_refs`):
 
 1. the rules that apply (not deprecated, `applies_to` matches), in rule_id order;
 2. any with `allow: false` → deny;
@@ -20,13 +23,15 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.strategy import Patch, PatchOp, PatchTarget
 
 HUMAN_APPROVAL = "human_approval"
+#: The input an approval gate compares with `approval_above`, unless the rule names another.
+AMOUNT = "amount"
 Decision = Literal["approve", "deny", "escalate"]
 STATUS_OF: dict[str, str] = {"approve": "COMPLETED", "deny": "DENIED", "escalate": "ESCALATED"}
 _OPS = {
@@ -48,6 +53,18 @@ class RuleThen(BaseModel):
     allow: bool
     requires: tuple[str, ...] = ()
     approval_above: float | None = Field(default=None, ge=0)
+    redact: tuple[str, ...] = ()
+    amount_field: str = Field(default=AMOUNT, min_length=1)
+
+    @model_serializer(mode="wrap")
+    def _drop_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Extensions at their default are left out, so older bundles keep their hash."""
+        data = handler(self)
+        if not data.get("redact"):
+            data.pop("redact", None)
+        if data.get("amount_field") == AMOUNT:
+            data.pop("amount_field", None)
+        return data
 
 
 class PolicyRule(BaseModel):
@@ -80,11 +97,11 @@ class PolicyRule(BaseModel):
 
 
 class PolicyBundle(BaseModel):
-    """`POLICY_RETURNS_V4` version n: the rules plus the hash of the version it came from."""
+    """A bundle's version n: the rules plus the hash of the version it came from."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    bundle_id: str = Field(min_length=1, examples=["POLICY_RETURNS_V4"])
+    bundle_id: str = Field(min_length=1, examples=["POLICY_CODE_MERGE_V1"])
     version: int = Field(ge=1)
     rules: tuple[PolicyRule, ...]
     parent_hash: str | None = None
@@ -95,7 +112,7 @@ class PolicyBundle(BaseModel):
 
     @property
     def ref(self) -> str:
-        """`POLICY_RETURNS_V4@v1#<sha256>`: what a StrategyRule pins as its baseline."""
+        """`BUNDLE_ID@v1#<sha256>`: what a StrategyRule pins as its baseline."""
         return f"{self.bundle_id}@v{self.version}#{self.content_hash()}"
 
     def rule(self, rule_id: str) -> PolicyRule | None:
@@ -154,13 +171,25 @@ def evaluate(bundle: PolicyBundle, record: DecisionRecord) -> PolicyDecision:
     if missing:
         fired = [r.rule_id for r in rules if set(r.then.requires) & set(missing)]
         return out("deny", fired, missing)
-    gates = [r for r in rules if r.then.approval_above is not None]
-    amount = record.inputs.get("amount")
-    if gates and amount is not None and HUMAN_APPROVAL not in present:
-        gate = min(gates, key=lambda r: (r.then.approval_above, r.rule_id))
-        if float(amount) > float(gate.then.approval_above or 0.0):
+    if HUMAN_APPROVAL not in present:
+        over = [
+            r
+            for r in rules
+            if r.then.approval_above is not None
+            and (amount := _number(record.inputs.get(r.then.amount_field))) is not None
+            and amount > float(r.then.approval_above)
+        ]
+        if over:
+            gate = min(over, key=lambda r: (r.then.approval_above, r.rule_id))
             return out("escalate", [gate.rule_id])
     return out("approve", [r.rule_id for r in rules])
+
+
+def _number(value: Any) -> float | None:
+    try:
+        return None if value is None or isinstance(value, bool) else float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def apply_patch(bundle: PolicyBundle, patch: Patch) -> PolicyBundle:

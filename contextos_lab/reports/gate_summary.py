@@ -134,8 +134,16 @@ def summary_markdown(run: GateRun) -> str:
         "time(s) before this run**" + (f" — {run.reads_warning}" if run.reads_warning else ""),
         f"- study `{run.study}`, evaluation run `{run.run_id}`, alpha {run.alpha}, Holm across "
         f"{len(run.decisions)} candidate(s) per metric",
-        "",
     ]
+    budget = getattr(run, "error_budget", None)
+    if budget is not None:  # the held-out set's error budget across gates (LORD++)
+        lines += [
+            f"- error budget: gate {budget.index} on this held-out set, promotions tested at "
+            f"alpha_t = {budget.alpha_tested:.3g} (lifetime alpha {budget.alpha_total}, spent "
+            f"before {budget.spent_before:.3g}); after it: {budget.after.summary()}",
+            f"- {budget.advice}",
+        ]
+    lines.append("")
     shown = family or [
         OperatingPoint(i, run.candidate(d.candidate_id), d)
         for i, d in enumerate(run.decisions[:3], start=1)

@@ -34,7 +34,8 @@ _SUFFIX = r"[a-z0-9]+"
 
 
 def id_pattern(prefix: str) -> re.Pattern[str]:
-    return re.compile(rf"^{re.escape(prefix)}_(?:\d{{4}}_\d{{2}}_\d{{2}}_)?{_SUFFIX}$")
+    # `\Z`, not `$`: `$` also matches before a trailing newline, so `dr_x\n` would pass.
+    return re.compile(rf"\A{re.escape(prefix)}_(?:\d{{4}}_\d{{2}}_\d{{2}}_)?{_SUFFIX}\Z")
 
 
 def new_id(prefix: str, at: datetime | None = None, seed: str | bytes | None = None) -> str:

@@ -19,7 +19,7 @@ import hashlib
 import hmac
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -284,13 +284,17 @@ class ExperienceStore:
         upstream: dict[str, Sequence[str]] | None = None,
         on_refusal: Literal["raise", "skip"] = "raise",
         refusals: list[StoreRefusal] | None = None,
+        before_commit: Callable[[list[StoreRefusal]], None] | None = None,
     ) -> list[AppendOutcome]:
         """Append in one transaction. With `on_refusal="skip"` refused items are collected in
-        `refusals` and the rest are written; with "raise" nothing is written on any refusal."""
+        `refusals` and the rest are written; with "raise" nothing is written on any refusal.
+        `before_commit(refusals)` runs inside the transaction, after every row is written and
+        before the commit: if it raises, nothing is stored (ingest writes its quarantine file
+        there, so a file's refused rows are on disk before any of its rows are stored)."""
         upstream = upstream or {}
         for attempt in range(20):
             try:
-                return self._append_many_once(items, upstream, on_refusal, refusals)
+                return self._append_many_once(items, upstream, on_refusal, refusals, before_commit)
             except (IntegrityError, OperationalError) as exc:
                 # Another writer extended the chain first (unique prev hash) or held the lock.
                 if attempt == 19:
@@ -306,8 +310,10 @@ class ExperienceStore:
         upstream: dict[str, Sequence[str]],
         on_refusal: Literal["raise", "skip"],
         refusals: list[StoreRefusal] | None,
+        before_commit: Callable[[list[StoreRefusal]], None] | None = None,
     ) -> list[AppendOutcome]:
         outcomes: list[AppendOutcome] = []
+        refused: list[StoreRefusal] = []
         with self.engine.begin() as conn:
             if conn.dialect.name == "sqlite":
                 conn.exec_driver_sql("SELECT 1")  # open the transaction before reading the tail
@@ -326,6 +332,7 @@ class ExperienceStore:
                 except StoreRefusal as refusal:
                     if on_refusal == "raise":
                         raise
+                    refused.append(refusal)
                     if refusals is not None:
                         refusals.append(refusal)
                     continue
@@ -377,6 +384,8 @@ class ExperienceStore:
                 )
             if any(o.status == "stored" for o in outcomes):
                 self._seal_head(conn, seq, prev)
+            if before_commit is not None:
+                before_commit(refused)
         return outcomes
 
     def _seal_head(self, conn: Any, seq: int, last_row_sha256: str) -> None:
@@ -399,6 +408,7 @@ class ExperienceStore:
         kind, aid = item.store_kind, item.artifact_id
         if kind not in ENVELOPES_BY_KIND:
             raise StoreRefusal(kind or type(item).__name__, aid, "not a storable envelope kind")
+        _check_storable(item)
         if isinstance(item, FeedbackEntry):
             item = self._check_feedback(conn, item, pending)
         latest = pending.get((kind, aid)) or self._latest(conn, kind, aid)
@@ -672,6 +682,19 @@ class ExperienceStore:
                 "rows were removed from the end"
             )
         return None
+
+
+def _check_storable(item: Envelope) -> None:
+    """Refuse what cannot be stored as it is: a non-finite number (stored as `Infinity`, which
+    is not JSON, or as null), a lone surrogate (not UTF-8) or nesting the readers refuse."""
+    try:
+        json.dumps(item.model_dump(mode="json"), allow_nan=False).encode("utf-8")
+        ENVELOPES_BY_KIND[item.store_kind].model_validate_json(item.canonical())
+    except (ValueError, UnicodeError, RecursionError) as exc:
+        reason = str(exc).splitlines()[0][:200]
+        raise StoreRefusal(
+            item.store_kind, item.artifact_id, f"not storable as is: {reason}"
+        ) from None
 
 
 def _row_problem(row: StoredRow, expected_seq: int, prev: str) -> str | None:

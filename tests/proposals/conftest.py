@@ -4,8 +4,12 @@ from pathlib import Path
 
 import pytest
 
+from contextos_lab.harness.reference.loop_example import (
+    OVERRIDERS,
+    RefundExample,
+    build_refund_example,
+)
 from contextos_lab.proposals.bundle_registry import BundleRegistry
-from contextos_lab.proposals.example import OVERRIDERS, RefundExample, build_refund_example
 from contextos_lab.store import ExperienceStore
 
 

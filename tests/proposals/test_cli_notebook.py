@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from contextos_lab.cli import main
-from contextos_lab.proposals.example import OVERRIDERS
+from contextos_lab.harness.reference.loop_example import OVERRIDERS
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "04_strategy_replay.ipynb"

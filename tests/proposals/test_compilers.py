@@ -6,13 +6,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from contextos_lab.harness.reference.loop_example import baseline_bundle
 from contextos_lab.proposals.compilers import (
     CompileError,
     UnknownReasonClass,
     compile_strategy_rule,
     propose_from_insight,
 )
-from contextos_lab.proposals.example import baseline_bundle
 from contextos_lab.proposals.policy_bundle import apply_patch
 from contextos_lab.schemas import AdjustmentLayer, InsightCluster
 from tests.factories import decision_record
@@ -115,5 +115,7 @@ def test_adjustment_rule_errors() -> None:
         compile_strategy_rule(cluster("wrong_tool"))
     with pytest.raises(CompileError, match="name a layer"):
         compile_strategy_rule(cluster("refund_window_misjudged"))
-    with pytest.raises(CompileError, match="no rule compiler"):
+    with pytest.raises(CompileError, match="budget_allocation needs positive limits"):
         compile_strategy_rule(cluster("wrong_tool"), "budget_allocation")
+    with pytest.raises(CompileError, match="tool_selection needs tools"):
+        compile_strategy_rule(cluster("wrong_tool"), "tool_selection")

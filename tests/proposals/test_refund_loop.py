@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from contextos_lab.harness.reference.loop_example import (
+    GOLDENS_DIR,
+    build_goldens,
+    corrected_records,
+    refund_feedback,
+)
 from contextos_lab.proposals.bundle_registry import BundleRegistry
-from contextos_lab.proposals.example import build_goldens, corrected_records, refund_feedback
-from contextos_lab.proposals.goldens import GOLDENS_DIR, bundled_goldens, load_goldens
+from contextos_lab.proposals.goldens import bundled_goldens, load_goldens
 from contextos_lab.proposals.policy_bundle import PolicyBundle
 from contextos_lab.proposals.replay import (
     BaselineDrift,
@@ -51,14 +56,14 @@ def test_bundled_goldens_are_what_the_builder_makes() -> None:
 
 def test_pinned_baseline_reproduces_recorded_outputs_byte_for_byte(example, bundles) -> None:
     baseline = bundles.resolve(example.release.rule.pinned_baseline)
-    for g in bundled_goldens():
+    for g in bundled_goldens("POLICY_RETURNS_V4"):
         again = replay_decision_record(g.record, baseline)
         assert again.outputs_hash == g.record.outputs_hash
         assert again.decision.decision == g.record.decision
     live = bundles.active("POLICY_RETURNS_V4")
     assert live.version == 2
     with pytest.raises(BaselineDrift, match="trace_refund_g08"):
-        check_reproduces(bundled_goldens(), live)
+        check_reproduces(bundled_goldens("POLICY_RETURNS_V4"), live)
 
 
 def _variant(proposal: StrategyProposal, body: dict, op: str = "add") -> StrategyProposal:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from contextos_lab.harness.reference.loop_example import APPROVER, REVIEWS
 from contextos_lab.proposals.compilers import compile_strategy_rule
-from contextos_lab.proposals.example import APPROVER, REVIEWS
 from contextos_lab.proposals.lint import LintConflict, check_proposal, check_rule
 from contextos_lab.proposals.release import ReleaseRefused, release_proposal, retire, rollback
 from contextos_lab.schemas import Patch, ReplayVerdict, ScorecardsDelta, StrategyRule

@@ -63,53 +63,151 @@ LAT_PER_HOP, LAT_PER_LOOKUP, LAT_RECALL, LAT_REDACT = 40.0, 40.0, 10.0, 25.0
 _LOOKUPS = {"lookup_history": "history", "lookup_order": "order", "lookup_idv": "idv"}
 
 SURFACES: tuple[TunableSurface, ...] = (
-    TunableSurface(name="feedback_step", layer=SurfaceLayer.tool_selection, kind="float",
-                   low=0.1, high=0.2, step=0.1, baseline=0.1,
-                   change_class=ChangeClass.control_flow,
-                   description="routing boost per recorded success (seed 002: 0.1)"),
-    TunableSurface(name="feedback_clamp", layer=SurfaceLayer.tool_selection, kind="float",
-                   low=0.1, high=0.3, step=0.2, baseline=0.3,
-                   change_class=ChangeClass.control_flow,
-                   description="|boost| bound (seed 002: 0.3)"),
-    TunableSurface(name="feedback_decay", layer=SurfaceLayer.tool_selection, kind="float",
-                   low=0.9, high=0.99, step=0.09, baseline=0.99,
-                   change_class=ChangeClass.control_flow,
-                   description="multiplier per boost read (seed 002: 0.99)"),
-    TunableSurface(name="min_confidence", layer=SurfaceLayer.tool_selection, kind="float",
-                   low=0.3, high=0.6, step=0.15, baseline=0.45,
-                   change_class=ChangeClass.control_flow,
-                   description="below this routing confidence, escalate to a human"),
-    TunableSurface(name="top_k", layer=SurfaceLayer.retrieval, kind="int", low=1, high=3,
-                   step=1, baseline=2, change_class=ChangeClass.additive,
-                   description="documents retrieved"),
-    TunableSurface(name="max_hops", layer=SurfaceLayer.retrieval, kind="int", low=1, high=3,
-                   step=1, baseline=2, change_class=ChangeClass.additive,
-                   description="link depth (receipts and IDV at 2, history at 3)"),
-    TunableSurface(name="recency_days", layer=SurfaceLayer.memory_recall, kind="int", low=7,
-                   high=14, step=7, baseline=14, change_class=ChangeClass.additive,
-                   description="reflection recency window (seed 004: ~14 days)"),
-    TunableSurface(name="min_seen", layer=SurfaceLayer.memory_recall, kind="int", low=1,
-                   high=3, step=1, baseline=2, change_class=ChangeClass.additive,
-                   description="persistence gate (seed 004: 2)"),
-    TunableSurface(name="recall_cap", layer=SurfaceLayer.memory_recall, kind="int", low=1,
-                   high=3, step=2, baseline=3, change_class=ChangeClass.additive,
-                   description="reflections surfaced per turn (seed 004: 3)"),
-    TunableSurface(name="approval_threshold", layer=SurfaceLayer.policy, kind="int", low=100,
-                   high=200, step=50, baseline=100, change_class=ChangeClass.control_flow,
-                   description="auto-approve refunds up to this amount (true limit $150)"),
-    TunableSurface(name="require_window_proof", layer=SurfaceLayer.policy, kind="bool",
-                   baseline=True, change_class=ChangeClass.control_flow,
-                   description="refunds need the order record and proof of purchase"),
-    TunableSurface(name="require_idv", layer=SurfaceLayer.policy, kind="bool", baseline=True,
-                   change_class=ChangeClass.control_flow,
-                   description="account changes need the IDV record in context"),
-    TunableSurface(name="redact_pii", layer=SurfaceLayer.policy, kind="bool", baseline=True,
-                   change_class=ChangeClass.additive,
-                   description="mask PII in quoted records (costs tokens and a pass)"),
-    TunableSurface(name="context_token_budget", layer=SurfaceLayer.budget_allocation,
-                   kind="int", low=700, high=1100, step=400, baseline=1100,
-                   change_class=ChangeClass.additive,
-                   description="context tokens; evidence past it is truncated"),
+    TunableSurface(
+        name="feedback_step",
+        layer=SurfaceLayer.tool_selection,
+        kind="float",
+        low=0.1,
+        high=0.2,
+        step=0.1,
+        baseline=0.1,
+        change_class=ChangeClass.control_flow,
+        description="routing boost per recorded success (seed 002: 0.1)",
+    ),
+    TunableSurface(
+        name="feedback_clamp",
+        layer=SurfaceLayer.tool_selection,
+        kind="float",
+        low=0.1,
+        high=0.3,
+        step=0.2,
+        baseline=0.3,
+        change_class=ChangeClass.control_flow,
+        description="|boost| bound (seed 002: 0.3)",
+    ),
+    TunableSurface(
+        name="feedback_decay",
+        layer=SurfaceLayer.tool_selection,
+        kind="float",
+        low=0.9,
+        high=0.99,
+        step=0.09,
+        baseline=0.99,
+        change_class=ChangeClass.control_flow,
+        description="multiplier per boost read (seed 002: 0.99)",
+    ),
+    TunableSurface(
+        name="min_confidence",
+        layer=SurfaceLayer.tool_selection,
+        kind="float",
+        low=0.3,
+        high=0.6,
+        step=0.15,
+        baseline=0.45,
+        change_class=ChangeClass.control_flow,
+        description="below this routing confidence, escalate to a human",
+    ),
+    TunableSurface(
+        name="top_k",
+        layer=SurfaceLayer.retrieval,
+        kind="int",
+        low=1,
+        high=3,
+        step=1,
+        baseline=2,
+        change_class=ChangeClass.additive,
+        description="documents retrieved",
+    ),
+    TunableSurface(
+        name="max_hops",
+        layer=SurfaceLayer.retrieval,
+        kind="int",
+        low=1,
+        high=3,
+        step=1,
+        baseline=2,
+        change_class=ChangeClass.additive,
+        description="link depth (receipts and IDV at 2, history at 3)",
+    ),
+    TunableSurface(
+        name="recency_days",
+        layer=SurfaceLayer.memory_recall,
+        kind="int",
+        low=7,
+        high=14,
+        step=7,
+        baseline=14,
+        change_class=ChangeClass.additive,
+        description="reflection recency window (seed 004: ~14 days)",
+    ),
+    TunableSurface(
+        name="min_seen",
+        layer=SurfaceLayer.memory_recall,
+        kind="int",
+        low=1,
+        high=3,
+        step=1,
+        baseline=2,
+        change_class=ChangeClass.additive,
+        description="persistence gate (seed 004: 2)",
+    ),
+    TunableSurface(
+        name="recall_cap",
+        layer=SurfaceLayer.memory_recall,
+        kind="int",
+        low=1,
+        high=3,
+        step=2,
+        baseline=3,
+        change_class=ChangeClass.additive,
+        description="reflections surfaced per turn (seed 004: 3)",
+    ),
+    TunableSurface(
+        name="approval_threshold",
+        layer=SurfaceLayer.policy,
+        kind="int",
+        low=100,
+        high=200,
+        step=50,
+        baseline=100,
+        change_class=ChangeClass.control_flow,
+        description="auto-approve refunds up to this amount (true limit $150)",
+    ),
+    TunableSurface(
+        name="require_window_proof",
+        layer=SurfaceLayer.policy,
+        kind="bool",
+        baseline=True,
+        change_class=ChangeClass.control_flow,
+        description="refunds need the order record and proof of purchase",
+    ),
+    TunableSurface(
+        name="require_idv",
+        layer=SurfaceLayer.policy,
+        kind="bool",
+        baseline=True,
+        change_class=ChangeClass.control_flow,
+        description="account changes need the IDV record in context",
+    ),
+    TunableSurface(
+        name="redact_pii",
+        layer=SurfaceLayer.policy,
+        kind="bool",
+        baseline=True,
+        change_class=ChangeClass.additive,
+        description="mask PII in quoted records (costs tokens and a pass)",
+    ),
+    TunableSurface(
+        name="context_token_budget",
+        layer=SurfaceLayer.budget_allocation,
+        kind="int",
+        low=700,
+        high=1100,
+        step=400,
+        baseline=1100,
+        change_class=ChangeClass.additive,
+        description="context tokens; evidence past it is truncated",
+    ),
 )
 SEARCH_SPACE_SIZE = 124_416
 
@@ -269,8 +367,7 @@ def _variant_texts(
             Variant.cancel_deny: f"{oid} has shipped and can no longer be cancelled; please "
             "start a return.",
             Variant.account_approve: "Updated your account details after identity checks.",
-            Variant.account_deny: "Identity verification did not pass; your account is "
-            "unchanged.",
+            Variant.account_deny: "Identity verification did not pass; your account is unchanged.",
             Variant.faq_answer_quote: f"Policy: {policy_q}",
             Variant.faq_answer_generic: "Please see the help centre for our policies.",
             Variant.misrouted: "I can only help with another kind of request; try rephrasing.",
@@ -288,8 +385,14 @@ def _recall(
     """Seed-004 recall per entity group (same turn entities -> same reflections)."""
     store = tuple(sr.reflection for sr in SEED_REFLECTIONS)
     out = tuple(
-        select(store, frozenset(g), REFERENCE_NOW, recency_days=recency_days,
-               min_seen=min_seen, cap=cap).surfaced
+        select(
+            store,
+            frozenset(g),
+            REFERENCE_NOW,
+            recency_days=recency_days,
+            min_seen=min_seen,
+            cap=cap,
+        ).surfaced
         for g in groups
     )
     return out, len(store)
@@ -369,11 +472,10 @@ def run_core(p: Prepared, cfg: Mapping[str, Any]) -> Core:
     surfaced, n_candidates = _recall(
         p.groups, cfg["recency_days"], cfg["min_seen"], cfg["recall_cap"]
     )
-    g_tokens = np.array([sum(12 + len(r.proposed_change or "") // 4 for r in s)
-                         for s in surfaced], dtype=np.int64)
-    g_effects = [
-        {_EFFECTS[r.fingerprint] for r in s if not r.injected} - {None} for s in surfaced
-    ]
+    g_tokens = np.array(
+        [sum(12 + len(r.proposed_change or "") // 4 for r in s) for s in surfaced], dtype=np.int64
+    )
+    g_effects = [{_EFFECTS[r.fingerprint] for r in s if not r.injected} - {None} for s in surfaced]
     look = {
         kind: np.array([eff in g for g in g_effects], dtype=bool)[p.group_idx] & routed
         for eff, kind in _LOOKUPS.items()
@@ -387,7 +489,7 @@ def run_core(p: Prepared, cfg: Mapping[str, Any]) -> Core:
     masked_rank = np.where(cand, p.rank, _ABSENT_RANK)
     order = np.argsort(masked_rank, axis=1, kind="stable")
     taken_sorted = np.take_along_axis(cand, order, axis=1)
-    taken_sorted[:, cfg["top_k"]:] = False
+    taken_sorted[:, cfg["top_k"] :] = False
     redact = bool(cfg["redact_pii"])
     fixed = SYSTEM_TOKENS + p.request_tokens + refl_tokens + (REDACT_TOKENS if redact else 0)
     per_doc = np.take_along_axis(p.tokens, order, axis=1)
@@ -417,11 +519,14 @@ def run_core(p: Prepared, cfg: Mapping[str, Any]) -> Core:
     variant = np.full(n, Variant.misrouted, dtype=np.int8)
     by_skill = {
         "refunds": lambda: rules.refunds(
-            known, p.facts, threshold=float(cfg["approval_threshold"]),
-            require_proof=bool(cfg["require_window_proof"]), extend_window=extend_window),
+            known,
+            p.facts,
+            threshold=float(cfg["approval_threshold"]),
+            require_proof=bool(cfg["require_window_proof"]),
+            extend_window=extend_window,
+        ),
         "orders": lambda: rules.orders(known),
-        "cancellations": lambda: rules.cancellations(
-            known, p.facts, approve_anyway=approve_cancel),
+        "cancellations": lambda: rules.cancellations(known, p.facts, approve_anyway=approve_cancel),
         "account": lambda: rules.account(known, p.facts, require_idv=bool(cfg["require_idv"])),
         "faq": lambda: rules.faq(in_context[:, _K["policy"]]),
     }
@@ -441,15 +546,29 @@ def run_core(p: Prepared, cfg: Mapping[str, Any]) -> Core:
     hops = np.where(routed, cfg["max_hops"], 0)
     n_lookups = looked.sum(axis=1)
     latency = (
-        LAT_BASE + LAT_PER_IN * tokens_in + LAT_PER_OUT * tokens_out + LAT_PER_HOP * hops
+        LAT_BASE
+        + LAT_PER_IN * tokens_in
+        + LAT_PER_OUT * tokens_out
+        + LAT_PER_HOP * hops
         + LAT_PER_LOOKUP * n_lookups
         + np.where(routed, LAT_RECALL + (LAT_REDACT if redact else 0.0), 0.0)
     )
     return Core(
-        cfg=dict(cfg), q_skill=q_skill, q_conf=q_conf, q_boost=q_boost, q_expl=q_expl,
-        surfaced=surfaced, n_candidates=n_candidates, routed=routed, variant=variant,
-        decision=decision, in_context=in_context, tokens_in=tokens_in, tokens_out=tokens_out,
-        latency=latency, redact=redact,
+        cfg=dict(cfg),
+        q_skill=q_skill,
+        q_conf=q_conf,
+        q_boost=q_boost,
+        q_expl=q_expl,
+        surfaced=surfaced,
+        n_candidates=n_candidates,
+        routed=routed,
+        variant=variant,
+        decision=decision,
+        in_context=in_context,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        latency=latency,
+        redact=redact,
     )
 
 
@@ -465,24 +584,43 @@ def _result_frame(p: Prepared, c: Core, start: float) -> pd.DataFrame:
     bits = (in_context.astype(np.int64) << np.arange(len(KINDS))).sum(axis=1)
     evidence_used = SupportDeskHarness._evidence_column(p, bits)
     route_events = [
-        {"event": "route", "skill": SKILLS[s] if s >= 0 else None, "confidence": float(cf),
-         "boost": float(b), "explanation": e}
+        {
+            "event": "route",
+            "skill": SKILLS[s] if s >= 0 else None,
+            "confidence": float(cf),
+            "boost": float(b),
+            "explanation": e,
+        }
         for s, cf, b, e in zip(q_skill, q_conf, q_boost, q_expl, strict=True)
     ]
     recall_events = [
-        {"event": "reflection_recalled", "surfaced": len(s), "candidates": n_candidates,
-         "fingerprints": [r.fingerprint for r in s],
-         "section": render_observations(s)}
+        {
+            "event": "reflection_recalled",
+            "surfaced": len(s),
+            "candidates": n_candidates,
+            "fingerprints": [r.fingerprint for r in s],
+            "section": render_observations(s),
+        }
         for s in surfaced
     ]
-    skipped = {"event": "reflection_recalled", "surfaced": 0, "candidates": 0,
-               "fingerprints": [], "section": "", "skipped": "escalated before recall"}
+    skipped = {
+        "event": "reflection_recalled",
+        "surfaced": 0,
+        "candidates": 0,
+        "fingerprints": [],
+        "section": "",
+        "skipped": "escalated before recall",
+    }
     decide_events = [{"event": "decide", "variant": v.name} for v in Variant]
     trace = [
         (route_events[q], recall_events[g] if r else skipped, decide_events[v])
         for q, g, r, v in zip(
-            p.query_idx.tolist(), p.group_idx.tolist(), routed.tolist(), variant.tolist(),
-            strict=True)
+            p.query_idx.tolist(),
+            p.group_idx.tolist(),
+            routed.tolist(),
+            variant.tolist(),
+            strict=True,
+        )
     ]
     wall = (time.perf_counter() - start) * 1000.0 / max(n, 1)
     return pd.DataFrame(
@@ -512,8 +650,14 @@ def _resolve(config: Mapping[str, Any]) -> dict[str, Any]:
     cfg["feedback_step"] = round(float(cfg["feedback_step"]), 6)
     cfg["feedback_clamp"] = round(float(cfg["feedback_clamp"]), 6)
     cfg["feedback_decay"] = round(float(cfg["feedback_decay"]), 6)
-    for name in ("top_k", "max_hops", "recency_days", "min_seen", "recall_cap",
-                 "context_token_budget"):
+    for name in (
+        "top_k",
+        "max_hops",
+        "recency_days",
+        "min_seen",
+        "recall_cap",
+        "context_token_budget",
+    ):
         cfg[name] = int(cfg[name])
     return cfg
 

@@ -4,7 +4,8 @@ Sixteen refund decisions recorded on POLICY_RETURNS_V4 v1 are the goldens (their
 comes from `replay_decision_record` on that version). Six of them approved refunds outside the
 30-day window on an order lookup alone; operators override each (`refund_window_misjudged`) →
 insight → the seed's proposal → replay_clean → released rule whose lineage lists exactly those
-six feedback ids. `python -m contextos_lab.proposals.example` rewrites the goldens file.
+six feedback ids. `python -m contextos_lab.harness.reference.loop_example` rewrites the goldens
+file. The bundle, goldens, registry and compiler row live in the bundled project (`project/`).
 """
 
 from __future__ import annotations
@@ -14,15 +15,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from contextos_lab.domain.loader import BUNDLED_PROJECT
 from contextos_lab.insights.synthesize import synthesize_insights
-from contextos_lab.proposals.bundle_registry import BUNDLED_DIR, BundleRegistry
+from contextos_lab.proposals.bundle_registry import BundleRegistry
 from contextos_lab.proposals.compilers import propose_from_insight
 from contextos_lab.proposals.goldens import (
-    GOLDENS_DIR,
     ExpectedOutcome,
     GoldenCase,
-    bundled_goldens,
     dump_goldens,
+    load_goldens,
 )
 from contextos_lab.proposals.policy_bundle import PolicyBundle
 from contextos_lab.proposals.release import (
@@ -38,6 +39,8 @@ from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.schemas.insight import InsightCluster
 from contextos_lab.schemas.strategy import ReplayVerdict, StrategyProposal
 
+BUNDLES_DIR = BUNDLED_PROJECT / "harness" / "policy" / "bundles"
+GOLDENS_DIR = BUNDLED_PROJECT / "harness" / "goldens"
 T0 = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
 OVERRIDERS: tuple[str, ...] = ("user_finance_lead_77", "user_support_ops_12")
 APPROVER = "user_change_control_3"
@@ -67,7 +70,7 @@ SPECS: tuple[tuple[float, int, tuple[str, ...], str, ExpectedOutcome | None, boo
 
 
 def baseline_bundle() -> PolicyBundle:
-    return PolicyBundle.from_file(BUNDLED_DIR / "POLICY_RETURNS_V4.json")
+    return PolicyBundle.from_file(BUNDLES_DIR / "POLICY_RETURNS_V4.json")
 
 
 def build_goldens() -> list[GoldenCase]:
@@ -144,7 +147,7 @@ def build_refund_example(
     store: Any, bundles: BundleRegistry, *, release: bool = True, actor: str = "user_loop_bot"
 ) -> RefundExample:
     """Write the example into `store` (its overriders must include OVERRIDERS) and run it."""
-    goldens = bundled_goldens("POLICY_RETURNS_V4")
+    goldens = load_goldens(GOLDENS_DIR / "POLICY_RETURNS_V4.jsonl")
     feedback = refund_feedback(corrected_records(goldens))
     store.append_many([g.record for g in goldens])
     store.append_many(feedback)

@@ -1,0 +1,53 @@
+"""How much of the search set a trial pays for: `full`, or `racing` on growing subsets.
+
+The spec declares it (`fidelity:` and `racing:`); `autotune.racing` runs it. Kept apart from the
+racing engine so the spec model does not import the harness path.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Fidelity = Literal["full", "racing"]
+
+
+class RacingSchedule(BaseModel):
+    """The subsets a racing trial grows through before the full search set.
+
+    `stages` are fractions of the search set (< 1) or case counts (>= 1), increasing; the full
+    set is always the last stage and is not listed. Stage sizes below `min_cases` are raised to
+    it, and sizes that reach the full set are dropped (a 12-case set races in one full stage).
+    `z` is the width of the confidence bounds in standard errors: a config is dropped only when
+    even its optimistic bound breaches a floor or an accepted delta, or is dominated by a fully
+    evaluated feasible trial.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stages: tuple[float, ...] = Field(default=(0.05, 0.2), min_length=0, max_length=8)
+    min_cases: int = Field(default=30, ge=2, description="smallest smoke stage, in cases")
+    z: float = Field(default=3.0, gt=0.0, description="confidence-bound width, standard errors")
+    stratify_by: tuple[str, ...] = Field(
+        default=(), description="case columns whose strata every subset keeps in proportion"
+    )
+    seed: int | None = Field(default=None, description="None = the sampler's seed (or 0)")
+
+    @field_validator("stages")
+    @classmethod
+    def _increasing(cls, value: tuple[float, ...]) -> tuple[float, ...]:
+        if any(v <= 0 for v in value):
+            raise ValueError("racing stages must be > 0 (fractions < 1 or case counts >= 1)")
+        if list(value) != sorted(set(value)):
+            raise ValueError("racing stages must be strictly increasing")
+        return value
+
+    def sizes(self, n_cases: int) -> list[int]:
+        """Case counts of every stage for a set of `n_cases`, the full set last."""
+        out: list[int] = []
+        for stage in self.stages:
+            size = max(self.min_cases, round(stage * n_cases) if stage < 1 else int(stage))
+            if size < n_cases and (not out or size > out[-1]):
+                out.append(size)
+        return [*out, n_cases]

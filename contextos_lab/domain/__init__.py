@@ -1,0 +1,52 @@
+"""A domain is configuration: one project folder the whole kit reads, never code in the package.
+
+The core (schemas, store, loaders, evaluators, insights, proposals, gate, autotune) knows no
+business domain. Everything domain-specific — which override reason classes exist, which policy
+bundle governs a decision key, the goldens a patch is replayed on, the cases a harness is scored
+on, which surfaces autotune may change and how an insight becomes a proposal — lives in a project
+folder with this layout (only `contextos-project.yaml` or the reason-class registry is required):
+
+    my-domain/
+      contextos-project.yaml              name, description, decision_keys, policy_evaluation
+      harness/feedback/reason-classes.json  override_reason_class registry (seed 000's place)
+      harness/policy/bundles/<BUNDLE>.json  each policy bundle's first version (seeds the registry)
+      harness/goldens/<BUNDLE>.jsonl        golden cases the replay gate replays a patch on
+      harness/replay/cases.jsonl            replay cases (ReplayPackets) + manifest.json
+      harness/tunable-surfaces.json         the surfaces autotune may change (TunableSurface list)
+      harness/compilers.yaml                the proposal-compiler table, reason class -> shape
+      harness/compilers.py                  optional Python compilers the table names (`entry:`)
+      data/                                 raw decision / feedback files for `ingest` (optional)
+      specs/                                autotune run specs (optional)
+
+Which project a command uses: `--project DIR`, else `$CONTEXTOS_PROJECT`, else the current
+directory when it has the layout, else the bundled example domain (the reference refund desk,
+`contextos_lab/harness/reference/project/`). `load_project(path)` is the one loader;
+`use_project` makes a project the active one for the registry and the compilers.
+"""
+
+from contextos_lab.domain.active import active_project, resolve_project_path, use_project
+from contextos_lab.domain.cli import add_project_option, project_from_args
+from contextos_lab.domain.config import (
+    CompilerSpec,
+    DecisionKey,
+    DomainConfig,
+    ProjectError,
+    ReasonClassInfo,
+)
+from contextos_lab.domain.loader import BUNDLED_PROJECT, is_project, load_project
+
+__all__ = [
+    "BUNDLED_PROJECT",
+    "CompilerSpec",
+    "DecisionKey",
+    "DomainConfig",
+    "ProjectError",
+    "ReasonClassInfo",
+    "active_project",
+    "add_project_option",
+    "is_project",
+    "load_project",
+    "project_from_args",
+    "resolve_project_path",
+    "use_project",
+]

@@ -1,0 +1,162 @@
+"""Racing: stratified growing subsets, drops on evidence only, full evaluation before the front."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from optuna.trial import TrialState
+
+from contextos_lab.autotune.cases import case_set_from_frame
+from contextos_lab.autotune.context import RunContext, prepare
+from contextos_lab.autotune.fidelity import RacingSchedule
+from contextos_lab.autotune.objective import constraint_values, score_config
+from contextos_lab.autotune.pareto import feasible_front, trials_frame
+from contextos_lab.autotune.racing import case_evaluations, case_order, estimate
+from contextos_lab.autotune.spec import SpecError, parse_spec
+from contextos_lab.autotune.study import run_study
+from tests.autotune.conftest import toy_spec_dict
+from tests.autotune.toy import toy_cases
+
+
+@pytest.fixture
+def big_case_dir(tmp_path: Path) -> Path:
+    cases = toy_cases(600)
+    cases.iloc[::4].to_json(tmp_path / "heldout.jsonl", orient="records", lines=True)
+    search = cases.drop(cases.index[::4])
+    search.to_json(tmp_path / "search.jsonl", orient="records", lines=True)
+    return tmp_path
+
+
+def racing_ctx(case_dir: Path, **overrides: Any) -> RunContext:
+    spec = toy_spec_dict(fidelity="racing", racing={"stratify_by": ["risky"]}, **overrides)
+    return prepare(parse_spec(spec, case_dir))
+
+
+@given(
+    stages=st.lists(st.floats(0.01, 0.99), max_size=4, unique=True).map(sorted),
+    n=st.integers(1, 5000),
+    min_cases=st.integers(2, 100),
+)
+def test_schedule_sizes_grow_and_end_at_the_full_set(
+    stages: list[float], n: int, min_cases: int
+) -> None:
+    sizes = RacingSchedule(stages=tuple(stages), min_cases=min_cases).sizes(n)
+    assert sizes[-1] == n
+    assert sizes == sorted(set(sizes))
+    assert all(min_cases <= s < n for s in sizes[:-1])
+
+
+def test_schedule_rejects_unordered_or_empty_stages() -> None:
+    with pytest.raises(ValueError):
+        RacingSchedule(stages=(0.2, 0.05))
+    with pytest.raises(ValueError):
+        RacingSchedule(stages=(0.0,))
+
+
+def test_case_order_is_a_seeded_stratified_permutation_independent_of_row_order() -> None:
+    cases = toy_cases(300)
+    schedule = RacingSchedule(stratify_by=("risky",))
+    order = case_order(case_set_from_frame(cases), schedule, seed=7)
+    assert sorted(order) == list(range(300))
+    prefix = cases.iloc[order[:30]]
+    assert prefix["risky"].sum() == 10  # a third of the cases are risky, a third of the prefix
+    shuffled = cases.sample(frac=1.0, random_state=1)
+    again = case_order(case_set_from_frame(shuffled), schedule, seed=7)
+    same = shuffled.reset_index(drop=True).iloc[again]["case_id"].tolist()
+    assert same == cases.iloc[order]["case_id"].tolist()
+    other = case_order(case_set_from_frame(cases), schedule, seed=8)
+    assert list(other) != list(order)
+
+
+def test_estimate_bounds_hold_the_full_mean_and_close_at_the_full_set() -> None:
+    rng = np.random.default_rng(0)
+    full = pd.DataFrame({"utility": rng.random(500), "latency": rng.exponential(100.0, 500)})
+    part = estimate(full.iloc[:50], 500, z=3.0)
+    for name in full:
+        assert part.low[name] <= full[name].mean() <= part.high[name]
+    assert part.high["utility"] <= (full["utility"].iloc[:50].sum() + 450) / 500
+    whole = estimate(full, 500, z=3.0)
+    assert whole.low == whole.high == whole.mean
+
+
+def test_one_policy_violation_proves_a_floor_breach() -> None:
+    policy = np.ones(40)
+    policy[3] = 0.0
+    est = estimate(pd.DataFrame({"policy": policy}), 1000, z=3.0)
+    assert est.high["policy"] < 1.0
+
+
+def test_racing_drops_on_evidence_and_completes_front_members_on_the_full_set(
+    big_case_dir: Path,
+) -> None:
+    ctx = racing_ctx(big_case_dir, sampler={"kind": "random", "seed": 3})
+    study = run_study(ctx, "memory", n_trials=40, progress=False)
+    pruned = study.get_trials(states=(TrialState.PRUNED,))
+    complete = study.get_trials(states=(TrialState.COMPLETE,))
+    assert pruned and complete
+    for t in pruned:
+        racing = t.user_attrs["racing"]
+        assert racing["dropped"] and racing["stage"] < racing["n_stages"]
+        assert racing["case_evaluations"] == racing["stage_sizes"][racing["stage"] - 1] < 450
+        assert set(racing["estimates"]) == {"policy", "safety", "utility", "latency", "economics"}
+        assert t.constraints["racing_drop"] > 0 and t.values is None
+        assert "scores" not in t.user_attrs  # partial estimates are never final scores
+    floor_drops = [t for t in pruned if t.user_attrs["racing"]["dropped"].startswith("floor")]
+    assert floor_drops and all(t.params["approval_threshold"] < 0.6 for t in floor_drops)
+    for t in complete[1:6]:  # the full set, scored exactly as a full-fidelity trial is
+        assert t.user_attrs["racing"]["case_evaluations"] == 450
+        assert t.user_attrs["scores"] == score_config(ctx, t.params)["scores"]
+    frame = trials_frame(study)
+    front = feasible_front(frame, ctx.spec)
+    assert set(front["number"]) <= {t.number for t in complete}
+    assert set(frame["stage"].dropna()) <= {1, 2, 3}
+    assert sum(case_evaluations(t) for t in study.trials) < 40 * 450
+
+
+def test_racing_is_identical_given_a_seed(big_case_dir: Path) -> None:
+    ctx = racing_ctx(big_case_dir)
+    a = run_study(ctx, "memory", n_trials=25, progress=False)
+    b = run_study(ctx, "memory", n_trials=25, progress=False)
+    assert [(t.params, t.state, t.user_attrs.get("racing")) for t in a.trials] == [
+        (t.params, t.state, t.user_attrs.get("racing")) for t in b.trials
+    ]
+
+
+def test_racing_loses_no_hypervolume_it_drops(big_case_dir: Path) -> None:
+    """Every dropped config, scored on the full set afterwards, is infeasible or weakly
+    dominated by a feasible trial the study completed: dropping never loses front volume."""
+    ctx = racing_ctx(big_case_dir, sampler={"kind": "random", "seed": 5})
+    study = run_study(ctx, "memory", n_trials=120, progress=False)
+    baseline = study.user_attrs["baseline_scores"]
+    names = [e.value for e in ctx.spec.objectives]
+    sign = np.array([-1.0 if d == "maximize" else 1.0 for d in ctx.spec.directions])
+    done = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    known = np.array([t.values for t in done if max(t.constraints.values()) <= 0]) * sign
+    pruned = [t for t in study.trials if t.state == TrialState.PRUNED]
+    assert len(pruned) > 10
+    for t in pruned:
+        scores = score_config(ctx, t.params)["scores"]
+        if max(constraint_values(ctx, scores, baseline).values()) > 0:
+            continue  # infeasible on the full set: nothing lost
+        loss = np.array([scores[n] for n in names]) * sign
+        assert np.all(known <= loss + 1e-9, axis=1).any(), (t.number, t.params, scores)
+
+
+def test_stratify_by_must_name_case_columns(big_case_dir: Path) -> None:
+    spec = toy_spec_dict(fidelity="racing", racing={"stratify_by": ["no_such_column"]})
+    with pytest.raises(SpecError, match="no_such_column"):
+        prepare(parse_spec(spec, big_case_dir))
+
+
+def test_two_workers_race_on_one_journal_study(big_case_dir: Path) -> None:
+    ctx = racing_ctx(big_case_dir, harness_kwargs={"delay": 0.01})
+    study = run_study(ctx, str(big_case_dir / "s.log"), n_trials=24, workers=2, progress=False)
+    states = {t.state for t in study.trials}
+    assert states <= {TrialState.COMPLETE, TrialState.PRUNED} and TrialState.PRUNED in states
+    assert all("racing" in t.user_attrs for t in study.trials[1:])
