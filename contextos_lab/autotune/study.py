@@ -231,7 +231,12 @@ def _repair_journal_tail(path: Path) -> None:
 
 def problem_hash(ctx: RunContext) -> str:
     spec = ctx.spec.model_dump(mode="json")
-    return sha256_hex(canonical_json({k: spec[k] for k in PROBLEM_FIELDS}))
+    problem = {k: spec[k] for k in PROBLEM_FIELDS}
+    # k repeats change what a trial's scores mean: a resumed study must keep its k (a study
+    # without repeats keeps the hash it always had)
+    if spec.get("repeats", 1) != 1:
+        problem["repeats"] = spec["repeats"]
+    return sha256_hex(canonical_json(problem))
 
 
 def open_study(

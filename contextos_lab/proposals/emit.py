@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,15 @@ PROPOSALS_DIR = "proposals"
 
 class ProposalExists(FileExistsError):
     """A proposal file with that id already exists; it is never overwritten."""
+
+
+class UnsafeProposalPath(ValueError):
+    """A proposal file would land outside its folder (an id that is not one plain file name)
+    or through a symbolic link (a `proposals/` pointing elsewhere): nothing is written."""
+
+
+#: An id usable as a file name on its own: no separator, no `..`, no leading dot or dash.
+_SAFE_ID = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,199}\Z")
 
 
 class EmitResult(BaseModel):
@@ -103,10 +113,22 @@ def write_new(path: Path, text: str) -> Path:
 
 
 def write_envelope(envelope: Envelope, directory: str | Path) -> Path:
-    return write_new(
-        Path(directory) / f"{envelope.artifact_id}.json",
-        envelope.model_dump_json(indent=1, by_alias=True) + "\n",
-    )
+    """`directory/<id>.json`, refusing an id that is not one plain file name and a directory
+    reached through a symbolic link (ids are validated by their schemas, but an envelope built
+    with `model_construct` skips validation; the folder check is the last line)."""
+    aid = envelope.artifact_id
+    if not _SAFE_ID.match(aid) or ".." in aid:
+        raise UnsafeProposalPath(f"artifact id {aid!r} is not a plain file name; not written")
+    folder = Path(directory)
+    if folder.is_symlink():
+        raise UnsafeProposalPath(
+            f"{folder} is a symbolic link; proposals are not written through links "
+            "(point the out dir at the real folder)"
+        )
+    path = folder / f"{aid}.json"
+    if path.is_symlink():
+        raise UnsafeProposalPath(f"{path} is a symbolic link; not followed")
+    return write_new(path, envelope.model_dump_json(indent=1, by_alias=True) + "\n")
 
 
 def _layer(layers: list[str]) -> str:

@@ -30,7 +30,12 @@ def test_reference_study_front_meets_floors(tmp_path: Path) -> None:
     assert result.report["front_floor_violations"] == []
     assert 0 < result.hypervolume <= 1
     trial = result.study.trials[1].user_attrs
-    assert trial["search_set"]["n_cases"] == 2000 and "digest" in trial["search_set"]
+    # target.intent support.refund: the study ran on the set's refund cases only
+    from contextos_lab.harness.replay_sets import load_replay_set
+
+    n_refund = int((load_replay_set(REPO / "search_sets")[0]["intent"] == "refund").sum())
+    assert 0 < n_refund < 2000
+    assert trial["search_set"]["n_cases"] == n_refund and "digest" in trial["search_set"]
     assert result.study.metric_names == [e.value for e in spec.objectives]
     assert "search_set_case_hashes" not in result.study.user_attrs  # an artifact, not an attr
-    assert len(recorded_case_hashes(result.study, result.storage)) == 2000
+    assert len(recorded_case_hashes(result.study, result.storage)) == n_refund

@@ -138,12 +138,25 @@ def test_unpaired_cases_are_refused() -> None:
         )
 
 
-@pytest.mark.parametrize("design", ["identical", "shuffled"])
+@pytest.mark.parametrize("design", ["rerun", "shuffled"])
 def test_null_calibration_cheap(design: str) -> None:
     """Cheap A/A: the gate promotes in at most 5% of 200 null runs (the benchmark runs more)."""
     result = simulate_null(design=design, runs=200, n_cases=120, seed=11, n_boot=50)
     assert result.runs == 200
     assert result.promote_rate <= 0.05, result
+
+
+def test_rerun_null_has_real_paired_noise() -> None:
+    """The A/A re-run design must differ case by case (else it says nothing about error rates)."""
+    import numpy as np
+
+    from contextos_lab.gate.calibration import _case_difficulty, _run_on
+
+    rng = np.random.default_rng(3)
+    cases = _case_difficulty(rng, 400)
+    a, b = _run_on(rng, cases), _run_on(rng, cases)
+    assert (a["utility"] != b["utility"]).mean() > 0.2
+    assert np.corrcoef(a["latency"], b["latency"])[0, 1] > 0.8  # same cases: paired
 
 
 def test_skewed_continuous_differences_are_not_promoted_against_the_mean() -> None:
