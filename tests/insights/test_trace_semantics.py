@@ -163,7 +163,20 @@ def test_text_themes_decline_on_random_words_and_split_real_themes() -> None:
 
     from contextos_lab.insights.text_clusters import agreement, cluster_texts
 
-    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "iota", "kappa", "lambda", "sigma", "omega"]
+    words = [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "zeta",
+        "theta",
+        "iota",
+        "kappa",
+        "lambda",
+        "sigma",
+        "omega",
+    ]
     rng = np.random.default_rng(0)
     noise = cluster_texts([" ".join(rng.choice(words, 6)) for _ in range(100)])
     assert noise.k == 1 and noise.decision.startswith("no structure")
