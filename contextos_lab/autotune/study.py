@@ -41,6 +41,7 @@ from contextos_lab.autotune.context import RunContext, rebuild
 from contextos_lab.autotune.objective import HarnessFailure, run_trial, worker_id
 from contextos_lab.autotune.sampler_config import SamplerConfig
 from contextos_lab.schemas.base import canonical_json, sha256_hex
+from contextos_lab.store.db_url import STORAGE_ENV, sqlalchemy_url
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,8 @@ class StudyMismatch(RuntimeError):
 
 
 def default_storage_url(out_dir: str | Path) -> str:
-    return f"sqlite:///{Path(out_dir).resolve() / 'study.db'}"
+    """`$CONTEXTOS_STORAGE_URL` (a team's shared server), else a SQLite file in `out_dir`."""
+    return os.environ.get(STORAGE_ENV) or f"sqlite:///{Path(out_dir).resolve() / 'study.db'}"
 
 
 def journal_path(url: str) -> str | None:
@@ -94,6 +96,8 @@ def redact(url: str) -> str:
         return url
     scheme, rest = url.split("://", 1)
     creds, host = rest.rsplit("@", 1)
+    if ":" not in creds:  # no password to hide
+        return url
     user = creds.split(":", 1)[0]
     return f"{scheme}://{user}:***@{host}"
 
@@ -120,7 +124,7 @@ def open_storage(url: str) -> BaseStorage:
             storage = RDBStorage(url, engine_kwargs=engine_kwargs)
             _tune_sqlite(storage)
             return storage
-        return RDBStorage(url, engine_kwargs=engine_kwargs)
+        return RDBStorage(sqlalchemy_url(url), engine_kwargs=engine_kwargs)
     except Exception as exc:
         raise StorageUnreachable(
             f"cannot open study storage {redact(url)!r}: {type(exc).__name__}: {exc}"
