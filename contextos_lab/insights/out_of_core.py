@@ -33,8 +33,15 @@ Engine = Literal["auto", "duckdb", "pandas"]
 #: Parquet on disk past which `auto` uses DuckDB (≈1M entries as written by the kit is ~40 MB).
 DUCKDB_THRESHOLD_BYTES = 256 * 1024**2
 REQUIRED = ("id", "decision_key", "override_reason_class", "signed_at")
-COLUMNS = [*KEYS, "count", "feedback_ids", "earliest", "latest",
-           "representative_evidence_refs", "representative_field_overrides"]  # fmt: skip
+COLUMNS = [
+    *KEYS,
+    "count",
+    "feedback_ids",
+    "earliest",
+    "latest",
+    "representative_evidence_refs",
+    "representative_field_overrides",
+]
 
 
 def parquet_files(source: str | Path) -> list[Path]:
@@ -50,8 +57,9 @@ def parquet_files(source: str | Path) -> list[Path]:
     return [path]
 
 
-def choose_engine(source: str | Path, engine: Engine = "auto",
-                  threshold_bytes: int = DUCKDB_THRESHOLD_BYTES) -> Literal["duckdb", "pandas"]:  # fmt: skip
+def choose_engine(
+    source: str | Path, engine: Engine = "auto", threshold_bytes: int = DUCKDB_THRESHOLD_BYTES
+) -> Literal["duckdb", "pandas"]:
     if engine != "auto":
         return engine
     size = sum(f.stat().st_size for f in parquet_files(source))
@@ -78,14 +86,23 @@ def cluster_parquet(
     """`synthesize.cluster_frame` over Parquet; on DuckDB `feedback_ids` is an Arrow list."""
     m = check_min_cluster_size(min_cluster_size)
     if choose_engine(source, engine, threshold_bytes) == "pandas":
-        return cluster_frame(read_feedback_parquet(source), since, min_cluster_size=m,
-                             drop_superseded=drop_superseded)  # fmt: skip
+        return cluster_frame(
+            read_feedback_parquet(source),
+            since,
+            min_cluster_size=m,
+            drop_superseded=drop_superseded,
+        )
     import duckdb
 
     files = [str(f) for f in parquet_files(source)]
     with tempfile.TemporaryDirectory(prefix="ctx-duckdb-") as spill:
-        con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": spill,
-                                     "preserve_insertion_order": False})  # fmt: skip
+        con = duckdb.connect(
+            config={
+                "memory_limit": memory_limit,
+                "temp_directory": spill,
+                "preserve_insertion_order": False,
+            }
+        )
         try:
             if threads:
                 con.execute(f"SET threads = {int(threads)}")
@@ -106,12 +123,18 @@ def synthesize_parquet(
     store: Any | None = None,
 ) -> EnvelopeList[InsightCluster]:
     """`synthesize.synthesize_insights` over Parquet (same clusters, same ids)."""
-    frame = cluster_parquet(source, since, min_cluster_size=min_cluster_size,
-                            drop_superseded=drop_superseded, engine=engine,
-                            threshold_bytes=threshold_bytes)  # fmt: skip
+    frame = cluster_parquet(
+        source,
+        since,
+        min_cluster_size=min_cluster_size,
+        drop_superseded=drop_superseded,
+        engine=engine,
+        threshold_bytes=threshold_bytes,
+    )
     frame = frame.assign(feedback_ids=[list(ids) for ids in frame["feedback_ids"]])
-    clusters = EnvelopeList((_build_cluster(r) for r in frame.itertuples(index=False)),
-                            InsightCluster)  # fmt: skip
+    clusters = EnvelopeList(
+        (_build_cluster(r) for r in frame.itertuples(index=False)), InsightCluster
+    )
     if store is not None and clusters:
         store.append_many(list(clusters))
     return clusters
@@ -134,24 +157,29 @@ def _columns(con: Any, files: list[str]) -> dict[str, str]:
     return types
 
 
-def _clusters(con: Any, files: list[str], since: datetime | None, m: int, drop: bool
-              ) -> pd.DataFrame:  # fmt: skip
+def _clusters(
+    con: Any, files: list[str], since: datetime | None, m: int, drop: bool
+) -> pd.DataFrame:
     types = _columns(con, files)
-    opt = {c: c if c in types else f"NULL AS {c}" for c in
-           ("supersedes", "evidence_refs_seen", "evidence_refs_missing", "expected_outcome")}  # fmt: skip
+    opt = {
+        c: c if c in types else f"NULL AS {c}"
+        for c in ("supersedes", "evidence_refs_seen", "evidence_refs_missing", "expected_outcome")
+    }
     where = [f"signed_at >= {_lit(pd.Timestamp(since).isoformat())}::TIMESTAMPTZ"] if since else []
     listed = "[" + ", ".join(_lit(f) for f in files) + "]"
     con.execute(
         f"""CREATE TEMP VIEW raw AS SELECT id, decision_key, override_reason_class, signed_at,
-                {opt['supersedes']}, {opt['evidence_refs_seen']}, {opt['evidence_refs_missing']},
-                {opt['expected_outcome']},
+                {opt["supersedes"]}, {opt["evidence_refs_seen"]}, {opt["evidence_refs_missing"]},
+                {opt["expected_outcome"]},
                 list_position({listed}, filename)::BIGINT * 1099511627776 + file_row_number AS pos
             FROM read_parquet({listed}, filename = true, file_row_number = true)"""
     )
     windowed = f"SELECT * FROM raw {'WHERE ' + where[0] if where else ''}"
     if drop and "supersedes" in types:
-        windowed = (f"WITH w AS ({windowed}) SELECT * FROM w WHERE id NOT IN "
-                    "(SELECT supersedes::VARCHAR FROM w WHERE supersedes IS NOT NULL)")  # fmt: skip
+        windowed = (
+            f"WITH w AS ({windowed}) SELECT * FROM w WHERE id NOT IN "
+            "(SELECT supersedes::VARCHAR FROM w WHERE supersedes IS NOT NULL)"
+        )
     con.execute(f"CREATE TEMP TABLE win AS {windowed}")
     con.execute(
         f"""CREATE TEMP TABLE cl AS SELECT *,
@@ -172,8 +200,9 @@ def _clusters(con: Any, files: list[str], since: datetime | None, m: int, drop: 
            FROM kept JOIN cl USING (cid)
            GROUP BY cl.cid, cl.decision_key, cl.override_reason_class, cl.n ORDER BY cl.cid"""
     ).to_arrow_table()
-    out = table.to_pandas(types_mapper=lambda t: pd.ArrowDtype(t) if str(t).startswith(
-        "list") else None)  # fmt: skip
+    out = table.to_pandas(
+        types_mapper=lambda t: pd.ArrowDtype(t) if str(t).startswith("list") else None
+    )
     if out.empty:
         return pd.DataFrame(columns=COLUMNS)
     for col in ("earliest", "latest"):
@@ -227,8 +256,10 @@ def _override_fields(types: dict[str, str]) -> list[str]:
     for f in fields:
         name, _, ftype = f.strip().partition(" ")
         if any(t in ftype for t in ("STRUCT", "[]", "MAP")):
-            raise ValueError(f"field override {name!r} has nested values ({ftype}); "
-                             "use engine='pandas' for such feedback")  # fmt: skip
+            raise ValueError(
+                f"field override {name!r} has nested values ({ftype}); "
+                "use engine='pandas' for such feedback"
+            )
         names.append(name.strip('"'))
     return names
 

@@ -104,16 +104,40 @@ class LocalPostgres:
                 os.chown(path, run_as.pw_uid, run_as.pw_gid, follow_symlinks=False)
         server = cls(root, bin_dir, free_port(), run_as, dict(settings or {}))
         try:
-            server._run("initdb", "-D", str(server.data_dir), "-U", "postgres",
-                        "--auth=trust", "--encoding=UTF8", "--no-locale", "--no-sync")
+            server._run(
+                "initdb",
+                "-D",
+                str(server.data_dir),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--no-locale",
+                "--no-sync",
+            )
             server.socket_dir.mkdir()
             if run_as is not None:
                 os.chown(server.socket_dir, run_as.pw_uid, run_as.pw_gid)
-            opts = [f"-p {server.port}", "-c listen_addresses=127.0.0.1",
-                    f"-k {server.socket_dir}", "-c max_connections=200"]
+            opts = [
+                f"-p {server.port}",
+                "-c listen_addresses=127.0.0.1",
+                f"-k {server.socket_dir}",
+                "-c max_connections=200",
+            ]
             opts += [f"-c {k}={v}" for k, v in server.settings.items()]
-            server._run("pg_ctl", "-D", str(server.data_dir), "-l", str(server.root / "log"),
-                        "-w", "-t", "60", "-o", " ".join(opts), "start")
+            server._run(
+                "pg_ctl",
+                "-D",
+                str(server.data_dir),
+                "-l",
+                str(server.root / "log"),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                " ".join(opts),
+                "start",
+            )
         except BaseException:
             server.stop()
             raise
@@ -133,8 +157,18 @@ class LocalPostgres:
         """Stop the server (fast shutdown, then immediate) and delete its folder."""
         if (self.data_dir / "postmaster.pid").exists():
             for mode in ("fast", "immediate"):
-                done = self._run("pg_ctl", "-D", str(self.data_dir), "-m", mode, "-w",
-                                 "-t", "30", "stop", check=False)
+                done = self._run(
+                    "pg_ctl",
+                    "-D",
+                    str(self.data_dir),
+                    "-m",
+                    mode,
+                    "-w",
+                    "-t",
+                    "30",
+                    "stop",
+                    check=False,
+                )
                 if done.returncode == 0:
                     break
         shutil.rmtree(self.root, ignore_errors=True)
@@ -148,8 +182,12 @@ class LocalPostgres:
         if self.run_as is not None:
             kwargs = {"user": self.run_as.pw_uid, "group": self.run_as.pw_gid, "extra_groups": []}
         done = subprocess.run(
-            [str(self.bin_dir / exe), *args], cwd=self.root, capture_output=True, text=True,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}, **kwargs,
+            [str(self.bin_dir / exe), *args],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
+            **kwargs,
         )
         if check and done.returncode != 0:
             raise RuntimeError(
