@@ -14,6 +14,7 @@ from contextos_lab.cli_conventions import (
     show_progress,
 )
 from contextos_lab.errors import one_line
+from contextos_lab.harness.result_cache import add_no_cache_flag
 
 #: Exit codes, so a scheduler can tell a bad spec from an unreachable dependency.
 EXIT_SPEC, EXIT_STORAGE, EXIT_HARNESS, EXIT_MISMATCH = 2, 3, 4, 5
@@ -46,6 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--sampler", choices=["tpe", "nsgaii", "gp", "random", "optuna_default"])
     p.add_argument("--seed", type=int, default=None)
+    add_no_cache_flag(p)
     add_progress_flag(p)
     p.set_defaults(func=run)
 

@@ -24,6 +24,7 @@ from contextos_lab.cli_conventions import (
     show_progress,
 )
 from contextos_lab.errors import EXIT_USAGE, one_line
+from contextos_lab.harness.result_cache import add_no_cache_flag
 from contextos_lab.proposals.emit import EmitResult
 from contextos_lab.reports.render import NotebookFailed
 
@@ -167,6 +168,7 @@ def add_gate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--insights", default=None, help="insights.json to confirm ResearchTasks")
     p.add_argument("--sources", nargs="*", default=["synthetic"], help="trace sources of 01")
     p.add_argument("--max-candidates", type=positive_int, default=None)
+    add_no_cache_flag(p)  # harness.result_cache: the gate (and sweep) re-run every call
     add_progress_flag(p)
 
 
