@@ -16,7 +16,9 @@ import yaml
 from optuna.trial import TrialState
 
 from contextos_lab.autotune.study import counted_trials, open_storage
+from contextos_lab.gate.run_gate import run_gate
 from tests.autotune.conftest import toy_spec_dict
+from tests.gate.gate_toy import write_project
 
 pytestmark = pytest.mark.postgres
 REPO = Path(__file__).resolve().parents[2]
@@ -56,3 +58,17 @@ def test_one_search_process_runs_its_budget_on_postgresql(case_dir: Path, postgr
     study = optuna.load_study(study_name="toy_run", storage=open_storage(url))
     assert counted_trials(study) == budget
     assert len(_complete(url)) == budget
+
+
+def test_gate_reads_a_postgresql_study(tmp_path: Path, postgres_db: str) -> None:
+    spec = write_project(tmp_path / "p", tunable_surfaces=["top_k"], n_trials=10)
+    url = _user_url(postgres_db)
+    _finish(_search(spec, tmp_path / "out", url, 10))
+    out = tmp_path / "gate"
+    result = run_gate(spec, storage=url, out_dir=out, ledger_file=tmp_path / "l.jsonl", n_boot=300)
+    assert (out / "gate.json").is_file()
+    verdicts = {
+        result.run.candidate(d.candidate_id).params["top_k"]: d.verdict
+        for d in result.run.decisions
+    }
+    assert verdicts.get(1) == "promote"  # as on SQLite (tests/gate/test_run_gate.py)
