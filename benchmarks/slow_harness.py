@@ -12,9 +12,9 @@ on 200 cases per trial. Prints a table and writes benchmarks/results/slow_harnes
 - the kit's overhead share of a concurrency-32 trial: (trial wall - ideal makespan) / trial
   wall, where the ideal makespan schedules the trial's actual sleeps on 32 slots in case order;
   plus the kit's CPU seconds per trial;
-- the A/A promote rate of the gate with repeats 3 (and 1, for contrast): the candidate differs
-  from the baseline only in a knob that changes nothing scored (`tone`), each replicate with
-  fresh noise; statistics only, so these runs do not sleep.
+- the A/A promote rate of the gate with repeats 3 (and 1, on half as many runs, for contrast):
+  the candidate differs from the baseline only in a knob that changes nothing scored (`tone`),
+  each replicate with fresh noise; statistics only, so these runs do not sleep (time_scale 0).
 
     .venv/bin/python benchmarks/slow_harness.py [--trials 20] [--aa-runs 200]
 """
@@ -117,7 +117,7 @@ def overhead(spec_path: Path) -> dict[str, float]:
     ctx.read_cache = False
     params = ctx.space.baseline_params()
     cpu0, t0 = time.process_time(), time.perf_counter()
-    outcome = score_config(ctx, params)
+    score_config(ctx, params)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     cfg = ctx.space.config(params)
     ex = execute(
@@ -128,7 +128,7 @@ def overhead(spec_path: Path) -> dict[str, float]:
         ExecutionPolicy(),
     )  # same seeds, no sleeps: the latencies the trial slept
     ideal = ideal_makespan((ex.results["latency_ms"] / 1000.0).tolist(), 32)
-    assert outcome["spend"]["calls"] == len(ctx.search)
+    assert ctx.meter.as_dict()["calls"] == len(ctx.search)
     return {"trial_wall_s": wall, "ideal_makespan_s": ideal, "kit_cpu_s": cpu}
 
 
@@ -201,10 +201,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         spec_path = write_project(Path(tmp) / "project", args.cases, 32, 1)
         conc = concurrency_runs(spec_path, args.c1_cases)
+        done = {c: round(conc[c]["wall_s"], 2) for c in conc}
+        print(f"[phase] concurrency walls {done}", flush=True)
         ovh = overhead(spec_path)
+        print(f"[phase] overhead {ovh}", flush=True)
         sw = sweeps(spec_path, args.trials, Path(tmp) / "out")
+        print(f"[phase] sweeps {sw}", flush=True)
         aa3 = aa_rate(spec_path, args.aa_runs, 3, args.n_boot)
-        aa1 = aa_rate(spec_path, args.aa_runs, 1, args.n_boot)
+        print(f"[phase] A/A {aa3}", flush=True)
+        aa1 = aa_rate(spec_path, max(50, args.aa_runs // 2), 1, args.n_boot)
     load1 = os.getloadavg()
     wall = {c: conc[c].get("projected_wall_s", conc[c]["wall_s"]) for c in (1, 8, 32)}
     speedup = wall[1] / wall[32]

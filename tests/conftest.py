@@ -16,7 +16,9 @@ from contextos_lab.harness.replay_sets import load_replay_set
 from contextos_lab.store.local_postgres import LocalPostgres, PostgresUnavailable
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-EXTERNAL = REPO_ROOT.parent / "shared" / "external"
+#: `shared/` sits beside the clone (<x>/main and <x>/shared); CONTEXTOS_EXTERNAL points
+#: elsewhere (a worktree that is not beside shared/).
+EXTERNAL = Path(os.environ.get("CONTEXTOS_EXTERNAL") or REPO_ROOT.parent / "shared" / "external")
 
 
 @pytest.fixture
@@ -29,8 +31,10 @@ def external_dir() -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+def _signing_key(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     monkeypatch.setenv("CONTEXTOS_SIGNING_KEY", "test-signing-key-not-a-secret")
+    # the user configuration folder (key file, store anchors): never the tester's own
+    monkeypatch.setenv("CONTEXTOS_HOME", str(tmp_path_factory.mktemp("contextos_home")))
 
 
 @pytest.fixture(scope="session")

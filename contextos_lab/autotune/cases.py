@@ -120,12 +120,30 @@ def heldout_case_hashes(path: str | Path) -> dict[str, str]:
 
 
 def overlap(a: CaseSet, b: CaseSet) -> list[str]:
-    """Cases the two sets share, by content hash or by id (replay_sets.check_disjoint's rule);
-    must be empty for a search/held-out pair."""
+    """Cases the two sets share, named `a_id=b_id` (or one id when both carry it): the same
+    id, the same content hash (replay_sets.check_disjoint's rule), or the same content once
+    normalised (`gate.refresh.normalised_hash`: ids ignored; whitespace, case and Unicode form
+    folded), so a copy under a new id or with a trailing space is refused too. Must be empty
+    for a search/held-out pair."""
     from contextos_lab.harness.replay_sets import ReplaySetOverlapError, check_disjoint
 
+    shared: set[tuple[str, str]] = set()
     try:
         check_disjoint(a.id_to_hash(), b.id_to_hash())
     except ReplaySetOverlapError as exc:
-        return [f"{x}={y}" if x != y else x for x, y in exc.shared]
-    return []
+        shared.update(exc.shared)
+    keys_b: dict[str, str] = {}
+    for cid, key in _normalised_keys(b):
+        keys_b.setdefault(key, cid)
+    for cid, key in _normalised_keys(a):
+        if key in keys_b:
+            shared.add((cid, keys_b[key]))
+    return [f"{x}={y}" if x != y else x for x, y in sorted(shared)]
+
+
+def _normalised_keys(cases: CaseSet) -> list[tuple[str, str]]:
+    # one normalisation for the whole kit: the one `heldout refresh` records for retired sets
+    from contextos_lab.gate.refresh import normalised_hash
+
+    rows = cases.cases.to_dict(orient="records")
+    return [(str(r.get("case_id", i)), normalised_hash(r)) for i, r in enumerate(rows)]

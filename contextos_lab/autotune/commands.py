@@ -42,9 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--n-trials", type=positive_int, default=None, help="budget incl. baseline trial"
     )
     p.add_argument("--storage", default=None, help="Optuna storage URL or journal path")
-    p.add_argument(
-        "--workers", type=positive_int, default=1, help="worker processes on one study"
-    )
+    p.add_argument("--workers", type=positive_int, default=1, help="worker processes on one study")
     p.add_argument("--sampler", choices=["tpe", "nsgaii", "gp", "random", "optuna_default"])
     p.add_argument("--seed", type=int, default=None)
     add_no_cache_flag(p)
@@ -84,6 +82,13 @@ def run(args: argparse.Namespace) -> int:
         f"{rep['trials']['total']} trials, {rep['n_feasible']} feasible, "
         f"{len(rep['candidates'])} on the front, hypervolume {result.hypervolume:.4f} -> {path}"
     )
+    spend = rep.get("spend") or {}
+    if spend.get("trials"):
+        print(
+            f"spend: {spend['calls']} harness calls ({spend['cache_hits']} from the cache), "
+            f"${spend['usd']:.4f}, {spend['wall_s']:.1f}s"
+            + (f"; stopped early: {spend['budget_stop']}" if spend.get("budget_stop") else "")
+        )
     for c in rep["candidates"][:5]:
         print(
             f"  #{c['rank']} trial {c['number']}: gain {c['target_gain']:+.4g} "

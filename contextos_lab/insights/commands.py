@@ -14,6 +14,7 @@ from contextos_lab.insights.out_of_core import (
     synthesize_parquet,
 )
 from contextos_lab.insights.pipeline import analyse, load_sources, write_report
+from contextos_lab.loaders.quarantine import QuarantinedRow, write_quarantine
 from contextos_lab.schemas.insight import MIN_CLUSTER_SIZE
 
 
@@ -24,12 +25,15 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError(f"no such file or folder: {', '.join(missing)}")
     if _out_of_core(args):
         return _run_duckdb(args)
+    out = Path(args.out)
     try:
         loaded = load_sources(args.sources)
+        quarantine = _write_quarantine(out, loaded.quarantined)
         if not loaded.records and not loaded.feedback:
+            where = f" (reasons: {quarantine})" if quarantine else ""
             raise UserError(
                 f"no decisions or feedback in {' '.join(args.sources)} "
-                f"({len(loaded.quarantined)} rows quarantined); nothing to cluster"
+                f"({len(loaded.quarantined)} rows quarantined{where}); nothing to cluster"
             )
         report = analyse(
             loaded,
@@ -41,13 +45,26 @@ def _run(args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError, RuntimeError) as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
-    path = write_report(report, Path(args.out))
+    path = write_report(report, out)
     print(
         f"{len(loaded.records)} decisions, {len(loaded.feedback)} feedback, "
         f"{len(loaded.quarantined)} quarantined; {len(report.clusters)} typed clusters, "
         f"{len(report.insights)} insights, {len(report.candidates)} research candidates "
         f"-> {path}"
     )
+    if quarantine is not None:
+        print(f"quarantined rows and reasons: {quarantine}")
+    held = report.heldout
+    print(
+        f"held out for the gate: {held.get('runs', 0)} runs and {held.get('feedback', 0)} "
+        f"feedback (split {report.split.heldout_fraction:g} by trace id); they are not shown "
+        "here so the gate can confirm these patterns on data that did not suggest them"
+    )
+    if held.get("feedback_folded_into_failed_runs"):
+        print(
+            f"{held['feedback_folded_into_failed_runs']} corrections of failed runs were "
+            "counted with their run (one observation per failed run)"
+        )
     if not report.routing.empty:
         print(report.routing[["kind", "signal", "rule", "pattern"]].to_string(index=False))
     return 0
@@ -81,6 +98,9 @@ def _run_duckdb(args: argparse.Namespace) -> int:
     entries = sum(c.count for c in clusters)
     print(f"duckdb: {len(clusters)} typed clusters over {entries} clustered entries -> {path}")
     return 0
+def _write_quarantine(out: Path, rows: list[QuarantinedRow]) -> Path | None:
+    out.mkdir(parents=True, exist_ok=True)
+    return write_quarantine(out / "insights.json", rows)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from contextos_lab.harness.result_cache import (
     HarnessKey,
     ResultCache,
@@ -68,3 +70,19 @@ def test_memory_cache_and_urls(tmp_path: Path) -> None:
     journal = tmp_path / "s.log"
     assert cache_url_for(str(journal), None) == f"sqlite:///{tmp_path / 'result_cache.db'}"
     assert cache_url_for(None, tmp_path) == f"sqlite:///{tmp_path / 'result_cache.db'}"
+
+
+def test_no_cache_flag_reaches_every_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    from contextos_lab.cli import build_parser
+    from contextos_lab.harness.result_cache import NO_CACHE_ENV, cache_reads_enabled
+
+    monkeypatch.setenv(NO_CACHE_ENV, "0")  # restored after the test
+    assert cache_reads_enabled()
+    for argv in (
+        ["search", "s.yaml", "--out", "o", "--no-cache"],
+        ["gate", "--spec", "s.yaml", "--out", "o", "--no-cache"],
+        ["sweep", "s.yaml", "--out", "o", "--no-cache"],
+    ):
+        monkeypatch.setenv(NO_CACHE_ENV, "0")
+        args = build_parser().parse_args(argv)
+        assert args.no_cache and not cache_reads_enabled()  # env: notebook kernels see it too
