@@ -274,7 +274,11 @@ def open_study(
 
 
 def _uncounted(t: optuna.trial.FrozenTrial) -> bool:
-    return bool(t.user_attrs.get("interrupted") or t.user_attrs.get("over_budget"))
+    return bool(
+        t.user_attrs.get("interrupted")
+        or t.user_attrs.get("over_budget")
+        or t.user_attrs.get("duplicate_baseline")
+    )
 
 
 def counted_trials(study: optuna.Study) -> int:
@@ -343,6 +347,15 @@ def ensure_baseline(
     if not any(t.user_attrs.get("is_baseline") for t in waiting):
         study.enqueue_trial(ctx.space.baseline_params(), user_attrs={"is_baseline": True})
     trial = study.ask()
+    if trial.user_attrs.get("is_baseline") and _earlier_baseline(study, trial.number):
+        # two processes both saw no baseline queued and both enqueued one (seen on PostgreSQL
+        # with three `search` processes): the later one closes unrun and uncounted
+        trial.set_user_attr("duplicate_baseline", True)
+        trial.set_user_attr("fail_reason", "duplicate baseline: another process runs it")
+        study.tell(trial, state=TrialState.FAIL)
+        scores = _wait_for_baseline(study, poll_s)
+        _run_one(ctx, study, scores, budget=budget)
+        return scores
     if not trial.user_attrs.get("is_baseline"):
         # another process took the baseline: wait for it, then run the trial we were given
         scores = _wait_for_baseline(study, poll_s)
@@ -357,6 +370,14 @@ def ensure_baseline(
     study.set_user_attr("baseline_scores", scores)
     study.set_user_attr("baseline_trial", frozen.number)
     return scores
+
+
+def _earlier_baseline(study: optuna.Study, number: int) -> bool:
+    live = (TrialState.WAITING, TrialState.RUNNING, TrialState.COMPLETE)
+    return any(
+        t.number < number and t.user_attrs.get("is_baseline") and not _uncounted(t)
+        for t in study.get_trials(deepcopy=False, states=live)
+    )
 
 
 def _baseline_scores(study: optuna.Study) -> dict[str, float] | None:
@@ -382,7 +403,7 @@ def _wait_for_baseline(study: optuna.Study, poll_s: float) -> dict[str, float]:
         failed = [
             t
             for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
-            if t.user_attrs.get("is_baseline")
+            if t.user_attrs.get("is_baseline") and not t.user_attrs.get("duplicate_baseline")
         ]
         if failed:
             why = failed[0].user_attrs.get("fail_reason")

@@ -3,8 +3,11 @@ writer processes from a fresh database, one unbroken chain, `store verify` passi
 
 from __future__ import annotations
 
+import multiprocessing as mp
+
 import pytest
 
+from contextos_lab.cli import main
 from contextos_lab.store import ExperienceStore
 from tests.factories import decision_record, feedback_entry
 
@@ -20,6 +23,28 @@ def _write(url: str, first: int, n: int) -> None:
         record = decision_record(i)
         store.append(record)
         store.append(feedback_entry(i, record))
+
+
+def test_concurrent_writers_keep_one_verified_chain(postgres_db: str, capsys) -> None:
+    url = postgres_db.replace("postgresql+psycopg://", "postgresql://")
+    spawn = mp.get_context("spawn")
+    procs = [
+        spawn.Process(target=_write, args=(url, w * PER_WRITER, PER_WRITER)) for w in range(WRITERS)
+    ]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=300)
+    assert [p.exitcode for p in procs] == [0] * WRITERS
+    store = ExperienceStore(url, create=False)
+    assert store.count() == 2 * WRITERS * PER_WRITER
+    assert store.count("feedback_entry") == WRITERS * PER_WRITER
+    seqs = [row.seq for row in store.rows()]
+    assert seqs == list(range(1, len(seqs) + 1))
+    report = store.verify()
+    assert report.ok, str(report)
+    assert main(["store", "verify", "--store", url]) == 0
+    assert "ok" in capsys.readouterr().out
 
 
 def test_store_refuses_updates_on_postgresql(postgres_db: str) -> None:
