@@ -25,8 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from contextos_lab.harness.reference.synthetic_feedback import feedback_frame_fast  # noqa: E402
 from contextos_lab.insights.synthesize import synthesize_insights  # noqa: E402
-from contextos_lab.insights.synthetic import feedback_frame_fast  # noqa: E402
 
 RESULT = Path(__file__).with_name("results") / "insight_synthesis.json"
 GOAL_SECONDS, GOAL_MB = 5.0, 2048.0

@@ -21,6 +21,7 @@ from contextos_lab.domain.cli import add_project_option, project_from_args
 from contextos_lab.errors import UserError
 
 COMMAND_MODULES: tuple[str, ...] = (
+    "contextos_lab.domain.commands",
     "contextos_lab.schemas.commands",
     "contextos_lab.store.commands",
     "contextos_lab.loaders.commands",
@@ -28,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.harness.runs_commands",
     "contextos_lab.harness.cases_command",
     "contextos_lab.autotune.commands",
+    "contextos_lab.autotune.dashboard",
     "contextos_lab.gate.commands",
     "contextos_lab.gate.heldout_commands",
     "contextos_lab.sweep_command",

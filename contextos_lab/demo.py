@@ -1,7 +1,8 @@
 """`contextos-lab demo [--out DIR]`: the whole loop on the bundled data.
 
 1. Ingest the bundled sample history (decisions and signed operator feedback from the generator
-   in `insights.synthetic`) through the loaders into an experience store in `DIR/store.db`.
+   in `harness.reference.synthetic_feedback`) through the loaders into an experience store in
+   `DIR/store.db`.
    The signing key is created in the user's configuration folder (`store.locations`: never
    beside the database, random, never in the code) unless one exists or the environment
    provides it, and the authorised-overrider list in `DIR/.contextos/authorised_overriders.json`.

@@ -55,6 +55,43 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+class OutOfScope(ValueError):
+    """No case of the set belongs to the target's workflow."""
+
+
+def in_intent(case_intent: str, intent: str, aliases: tuple[str, ...] = ()) -> bool:
+    """A case is in a workflow when its intent is the workflow, a dotted child of it
+    (`a.b.c` in `a.b`), or one of the project's declared case intents for it."""
+    return case_intent == intent or case_intent.startswith(f"{intent}.") or case_intent in aliases
+
+
+def scope_to_intent(case_set: CaseSet, intent: str | None) -> CaseSet:
+    """Only the cases of `target.intent`'s workflow (seed 001: "keeps the search local to one
+    business workflow"). A set without an `intent` column has nothing to scope by and is kept
+    whole; a set with none of the workflow's cases is an `OutOfScope` error naming the intents
+    it has. Aliases come from the active project's `case_intents`."""
+    if not intent or "intent" not in case_set.cases:
+        return case_set
+    from contextos_lab.domain.active import active_project
+
+    aliases = tuple(active_project().case_intents.get(intent, ()))
+    intents = case_set.cases["intent"].astype(str)
+    keep = intents.map(lambda v: in_intent(v, intent, aliases)).to_numpy(dtype=bool)
+    if keep.all():
+        return case_set
+    if not keep.any():
+        raise OutOfScope(
+            f"{case_set.path}: no case of target.intent {intent!r} (case intents: "
+            f"{', '.join(sorted(intents.unique()))}; map them in the project's case_intents)"
+        )
+    return CaseSet(
+        path=case_set.path,
+        cases=case_set.cases[keep].reset_index(drop=True),
+        case_hashes=tuple(h for h, k in zip(case_set.case_hashes, keep, strict=True) if k),
+        manifest_hash=case_set.manifest_hash,
+    )
+
+
 def case_set_from_frame(
     cases: pd.DataFrame, path: str = "<memory>", manifest_hash: str = ""
 ) -> CaseSet:

@@ -34,6 +34,7 @@ import multiprocessing as mp
 import os
 import socket
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -234,7 +235,12 @@ def _repair_journal_tail(path: Path) -> None:
 
 def problem_hash(ctx: RunContext) -> str:
     spec = ctx.spec.model_dump(mode="json")
-    return sha256_hex(canonical_json({k: spec[k] for k in PROBLEM_FIELDS}))
+    problem = {k: spec[k] for k in PROBLEM_FIELDS}
+    # k repeats change what a trial's scores mean: a resumed study must keep its k (a study
+    # without repeats keeps the hash it always had)
+    if spec.get("repeats", 1) != 1:
+        problem["repeats"] = spec["repeats"]
+    return sha256_hex(canonical_json(problem))
 
 
 def open_study(
@@ -243,8 +249,16 @@ def open_study(
     *,
     sampler: SamplerConfig | None = None,
     worker_index: int = 0,
+    storage_url: str | None = None,
 ) -> optuna.Study:
-    """Create the study (recording what defines it) or load it, refusing a different problem."""
+    """Create the study (recording what defines it) or load it, refusing a different problem.
+
+    Objective names are set with `study.set_metric_names` (optuna-dashboard and
+    `optuna.visualization` show them); the search set's case hashes go to the artifact store
+    beside a file storage (`autotune.artifacts`), not into a large study attribute.
+    """
+    from contextos_lab.autotune.artifacts import record_case_hashes
+
     cfg = sampler or ctx.spec.sampler
     study = optuna.create_study(
         study_name=ctx.spec.name,
@@ -261,7 +275,7 @@ def open_study(
         study.set_user_attr("objectives", [e.value for e in ctx.spec.objectives])
         study.set_user_attr("sampler", cfg.model_dump(mode="json"))
         study.set_user_attr("search_set_manifest", ctx.search.manifest_hash)
-        study.set_user_attr("search_set_case_hashes", list(ctx.search.case_hashes))
+        record_case_hashes(study, ctx.search.case_hashes, storage_url)
     elif attrs["problem_hash"] != digest:
         raise StudyMismatch(
             f"study {ctx.spec.name!r} exists in this storage but was created from a different "
@@ -270,6 +284,10 @@ def open_study(
         )
     if [d.name.lower() for d in study.directions] != ctx.spec.directions:
         raise StudyMismatch(f"study {ctx.spec.name!r} has directions {study.directions}")
+    if study.metric_names is None:
+        with warnings.catch_warnings():  # experimental since Optuna 3.2, stable in use
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names([e.value for e in ctx.spec.objectives])
     return study
 
 
@@ -481,7 +499,7 @@ def _worker_main(payload: dict[str, Any], storage_url: str, budget: int, index: 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     ctx = rebuild(payload)
     storage = open_storage(storage_url)
-    study = open_study(ctx, storage, worker_index=index)
+    study = open_study(ctx, storage, worker_index=index, storage_url=storage_url)
     work(ctx, study, budget)
 
 
@@ -512,7 +530,7 @@ def run_study(
     budget = n_trials or ctx.spec.n_trials
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = open_storage(storage_url)
-    study = open_study(ctx, storage, sampler=sampler)
+    study = open_study(ctx, storage, sampler=sampler, storage_url=storage_url)
     reap_interrupted(study)
     if ctx.cache is None:  # results paid for live beside the study (harness.result_cache)
         from contextos_lab.harness.result_cache import open_for_study

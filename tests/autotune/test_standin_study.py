@@ -160,8 +160,18 @@ def test_sweep_command_on_the_stand_in_stops_at_budget_and_emits_gated_proposals
     gate = load_gate_run(cwd / "out" / "gate.json")
     promoted = {d.candidate_id for d in gate.decisions if d.verdict == "promote"}
     printed = capsys.readouterr().out
-    if promoted:
-        assert f"{len(promoted)} TuningProposal file(s)" in printed
+    if promoted:  # one proposal per sweep, the promoted candidates its operating points
+        assert f"1 TuningProposal file with {len(promoted)} operating point(s)" in printed
     else:
         assert "no TuningProposal emitted" in printed
     assert gate.decisions, "the budget still left a front to gate"
+
+
+def test_a_study_refuses_to_resume_with_other_repeats(spec_dir: Path, tmp_path: Path) -> None:
+    from contextos_lab.autotune.study import StudyMismatch
+
+    spec = load_spec(spec_dir / "spec.yaml").model_copy(update={"budget": None})
+    sweep(spec, out_dir=tmp_path, n_trials=2, progress=False)
+    other = spec.model_copy(update={"repeats": 2})
+    with pytest.raises(StudyMismatch):
+        sweep(other, out_dir=tmp_path, n_trials=3, progress=False)

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextos_lab.cli import main
+from contextos_lab.harness.reference.synthetic_feedback import feedback_frame_fast
 from contextos_lab.insights.out_of_core import (
     choose_engine,
     cluster_parquet,
@@ -19,7 +20,6 @@ from contextos_lab.insights.out_of_core import (
     synthesize_parquet,
 )
 from contextos_lab.insights.synthesize import cluster_frame, synthesize_insights
-from contextos_lab.insights.synthetic import feedback_frame_fast
 
 
 def _plain(frame: pd.DataFrame) -> list[dict]:
