@@ -49,6 +49,7 @@ from contextos_lab.autotune.context import RunContext, rebuild
 from contextos_lab.autotune.objective import HarnessFailure, run_trial, worker_id
 from contextos_lab.autotune.sampler_config import SamplerConfig
 from contextos_lab.schemas.base import canonical_json, sha256_hex
+from contextos_lab.store.db_url import STORAGE_ENV, sqlalchemy_url
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,8 @@ class StudyMismatch(RuntimeError):
 
 
 def default_storage_url(out_dir: str | Path) -> str:
-    return f"sqlite:///{Path(out_dir).resolve() / 'study.db'}"
+    """`$CONTEXTOS_STORAGE_URL` (a team's shared server), else a SQLite file in `out_dir`."""
+    return os.environ.get(STORAGE_ENV) or f"sqlite:///{Path(out_dir).resolve() / 'study.db'}"
 
 
 def journal_path(url: str) -> str | None:
@@ -102,6 +104,8 @@ def redact(url: str) -> str:
         return url
     scheme, rest = url.split("://", 1)
     creds, host = rest.rsplit("@", 1)
+    if ":" not in creds:  # no password to hide
+        return url
     user = creds.split(":", 1)[0]
     return f"{scheme}://{user}:***@{host}"
 
@@ -126,7 +130,7 @@ def open_storage(url: str) -> BaseStorage:
             # Several worker processes write one file: wait for the lock instead of failing.
             engine_kwargs = {"connect_args": {"timeout": 60}}
             return _rdb_storage(url, engine_kwargs)
-        return _rdb_storage(url, engine_kwargs)
+        return _rdb_storage(sqlalchemy_url(url), engine_kwargs)
     except Exception as exc:
         raise StorageUnreachable(
             f"cannot open study storage {redact(url)!r}: {type(exc).__name__}: {exc}"
@@ -288,7 +292,11 @@ def open_study(
 
 
 def _uncounted(t: optuna.trial.FrozenTrial) -> bool:
-    return bool(t.user_attrs.get("interrupted") or t.user_attrs.get("over_budget"))
+    return bool(
+        t.user_attrs.get("interrupted")
+        or t.user_attrs.get("over_budget")
+        or t.user_attrs.get("duplicate_baseline")
+    )
 
 
 def counted_trials(study: optuna.Study) -> int:
@@ -357,6 +365,15 @@ def ensure_baseline(
     if not any(t.user_attrs.get("is_baseline") for t in waiting):
         study.enqueue_trial(ctx.space.baseline_params(), user_attrs={"is_baseline": True})
     trial = study.ask()
+    if trial.user_attrs.get("is_baseline") and _earlier_baseline(study, trial.number):
+        # two processes both saw no baseline queued and both enqueued one (seen on PostgreSQL
+        # with three `search` processes): the later one closes unrun and uncounted
+        trial.set_user_attr("duplicate_baseline", True)
+        trial.set_user_attr("fail_reason", "duplicate baseline: another process runs it")
+        study.tell(trial, state=TrialState.FAIL)
+        scores = _wait_for_baseline(study, poll_s)
+        _run_one(ctx, study, scores, budget=budget)
+        return scores
     if not trial.user_attrs.get("is_baseline"):
         # another process took the baseline: wait for it, then run the trial we were given
         scores = _wait_for_baseline(study, poll_s)
@@ -371,6 +388,14 @@ def ensure_baseline(
     study.set_user_attr("baseline_scores", scores)
     study.set_user_attr("baseline_trial", frozen.number)
     return scores
+
+
+def _earlier_baseline(study: optuna.Study, number: int) -> bool:
+    live = (TrialState.WAITING, TrialState.RUNNING, TrialState.COMPLETE)
+    return any(
+        t.number < number and t.user_attrs.get("is_baseline") and not _uncounted(t)
+        for t in study.get_trials(deepcopy=False, states=live)
+    )
 
 
 def _baseline_scores(study: optuna.Study) -> dict[str, float] | None:
@@ -396,7 +421,7 @@ def _wait_for_baseline(study: optuna.Study, poll_s: float) -> dict[str, float]:
         failed = [
             t
             for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
-            if t.user_attrs.get("is_baseline")
+            if t.user_attrs.get("is_baseline") and not t.user_attrs.get("duplicate_baseline")
         ]
         if failed:
             why = failed[0].user_attrs.get("fail_reason")

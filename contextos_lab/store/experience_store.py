@@ -49,6 +49,7 @@ from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.schemas.lifecycle import check_transition
 from contextos_lab.store.anchor import advance_anchor
+from contextos_lab.store.db_url import sqlalchemy_url
 from contextos_lab.store.signing import (
     load_authorised_overriders,
     load_signing_key,
@@ -718,6 +719,6 @@ def _make_engine(url: str, *, create: bool) -> Engine:
                 raise FileNotFoundError(f"no experience store at {url} ({p} does not exist)")
         kwargs["connect_args"] = {"timeout": 30}
     try:
-        return create_engine(url, **kwargs)
+        return create_engine(sqlalchemy_url(url), **kwargs)
     except (SQLAlchemyError, ImportError, ValueError) as exc:
         raise ConnectionError(f"cannot open experience store {url!r}: {exc}") from exc
