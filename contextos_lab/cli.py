@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.harness.cases_command",
     "contextos_lab.autotune.commands",
     "contextos_lab.autotune.enqueue_command",
+    "contextos_lab.autotune.dashboard",
     "contextos_lab.gate.commands",
     "contextos_lab.gate.heldout_commands",
     "contextos_lab.sweep_command",
