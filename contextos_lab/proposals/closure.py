@@ -155,6 +155,8 @@ def close_failed_replay(
     if verdict.status != ReplayStatus.replay_regression:
         return None
     bad = [d.trace_id for d in verdict.details if d.classification == "changed_unexpected"]
+    if store.find(verdict.verdict_id) is None:  # the verdict is the evidence: keep it
+        store.append(verdict)
     return close_source(
         store,
         proposal.insight_id,

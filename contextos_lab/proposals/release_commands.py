@@ -10,6 +10,9 @@ the live baseline and opens the monitor window.
 from __future__ import annotations
 
 import argparse
+import functools
+import json
+import sys
 
 from contextos_lab.cli_conventions import add_command, iso_datetime
 from contextos_lab.errors import UserError
@@ -110,10 +113,12 @@ def _release(args: argparse.Namespace) -> int:
     except ReleaseRefused as exc:
         raise UserError(str(exc)) from None
     window = open_window(store, done, days=args.window_days)
-    print(f"released {done.rule_id} (from {args.subject_id}) by {args.approver}")
-    print(f"  pinned baseline: {done.pinned_baseline}")
-    print(f"  live:            {live_ref}")
-    print(
+    print(json.dumps(done.model_dump(mode="json", by_alias=True), indent=2, sort_keys=True))
+    say = functools.partial(print, file=sys.stderr)
+    say(f"released {done.rule_id} (from {args.subject_id}) by {args.approver}")
+    say(f"  pinned baseline: {done.pinned_baseline}")
+    say(f"  live:            {live_ref}")
+    say(
         f"  monitor window:  {window.window_id} {window.opened_at:%Y-%m-%d} → "
         f"{window.closes_at:%Y-%m-%d} on {window.decision_key}"
     )
