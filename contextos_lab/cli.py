@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.loaders.commands",
     "contextos_lab.insights.commands",
     "contextos_lab.harness.runs_commands",
+    "contextos_lab.harness.cases_command",
     "contextos_lab.autotune.commands",
     "contextos_lab.gate.commands",
     "contextos_lab.gate.heldout_commands",

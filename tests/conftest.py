@@ -13,7 +13,9 @@ from contextos_lab.harness.reference import SupportDeskHarness, reference_harnes
 from contextos_lab.harness.replay_sets import load_replay_set
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-EXTERNAL = REPO_ROOT.parent / "shared" / "external"
+#: `shared/` sits beside the clone (<x>/main and <x>/shared); CONTEXTOS_EXTERNAL points
+#: elsewhere (a worktree that is not beside shared/).
+EXTERNAL = Path(os.environ.get("CONTEXTOS_EXTERNAL") or REPO_ROOT.parent / "shared" / "external")
 
 
 @pytest.fixture

@@ -325,10 +325,18 @@ def work(
     solo: bool = False,
 ) -> int:
     """Ask/tell until the study holds `budget` counted trials; returns trials run here."""
+    from contextos_lab.autotune.budget import budget_stop_reason
+
     baseline = study.user_attrs.get("baseline_scores")
     ran = 0
     remaining = budget - counted_trials(study)
+    calls_per_trial = len(ctx.search) * ctx.spec.repeats
     while remaining > 0:
+        stop = budget_stop_reason(study, ctx.spec.budget, calls_per_trial)
+        if stop is not None:  # the next trial could exceed the spec's budget: stop cleanly
+            study.set_user_attr("budget_stop", stop)
+            log.warning("study %s stopped: %s", study.study_name, stop)
+            break
         frozen = _run_one(ctx, study, baseline)
         ran += 1
         if on_trial is not None:
@@ -376,6 +384,10 @@ def run_study(
     storage = open_storage(storage_url)
     study = open_study(ctx, storage, sampler=sampler)
     reap_interrupted(study)
+    if ctx.cache is None:  # results paid for live beside the study (harness.result_cache)
+        from contextos_lab.harness.result_cache import open_for_study
+
+        ctx.cache = open_for_study(storage_url)
     with _progress(budget, finished_trials(study), progress, ctx.spec.name) as bar:
         before = finished_trials(study)
         ensure_baseline(ctx, study)

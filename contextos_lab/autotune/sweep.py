@@ -83,6 +83,10 @@ def collect(study: optuna.Study, spec: TuningRunSpec, storage: str = "") -> Swee
     baseline = dict(study.user_attrs.get("baseline_scores", {}))
     candidates = rank_candidates(front, spec, baseline) if baseline else front
     report = front_report(study, spec, storage=redact(storage))
+    from contextos_lab.autotune.budget import spend_total
+
+    # what the study paid (calls, dollars, wall time, cache hits) and why it stopped, if early
+    report["spend"] = {**spend_total(study), "budget_stop": study.user_attrs.get("budget_stop")}
     return SweepResult(
         spec=spec,
         study=study,

@@ -24,6 +24,7 @@ from contextos_lab.cli_conventions import (
     show_progress,
 )
 from contextos_lab.errors import EXIT_USAGE, one_line
+from contextos_lab.harness.result_cache import add_no_cache_flag
 from contextos_lab.proposals.emit import EmitResult
 from contextos_lab.reports.render import NotebookFailed
 
@@ -170,6 +171,7 @@ def add_gate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--store", default=None, help="SQLAlchemy URL: also store the emitted proposals/tasks"
     )
+    add_no_cache_flag(p)  # harness.result_cache: the gate (and sweep) re-run every call
     add_progress_flag(p)
 
 

@@ -15,6 +15,7 @@ from contextos_lab.cli_conventions import add_command, iso_datetime
 from contextos_lab.errors import UserError, one_line
 from contextos_lab.insights.pipeline import analyse, load_sources, write_report
 from contextos_lab.insights.stored import loaded_from_store, store_report
+from contextos_lab.loaders.quarantine import QuarantinedRow, write_quarantine
 from contextos_lab.schemas.insight import MIN_CLUSTER_SIZE
 from contextos_lab.store.commands import open_store
 
@@ -28,6 +29,7 @@ def _run(args: argparse.Namespace) -> int:
     missing = [s for s in args.sources if not s.startswith("synthetic") and not Path(s).exists()]
     if missing:
         raise UserError(f"no such file or folder: {', '.join(missing)}")
+    out = Path(args.out) if args.out else None
     try:
         loaded = load_sources(args.sources)
         store = None
@@ -37,10 +39,12 @@ def _run(args: argparse.Namespace) -> int:
                 return 2
             if not args.sources:
                 loaded = loaded_from_store(store)
+        quarantine = _write_quarantine(out, loaded.quarantined) if out else None
         if not loaded.records and not loaded.feedback:
+            where = f" (reasons: {quarantine})" if quarantine else ""
             raise UserError(
                 f"no decisions or feedback in {' '.join(args.sources)} "
-                f"({len(loaded.quarantined)} rows quarantined); nothing to cluster"
+                f"({len(loaded.quarantined)} rows quarantined{where}); nothing to cluster"
             )
         report = analyse(
             loaded,
@@ -52,22 +56,39 @@ def _run(args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError, RuntimeError) as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
-    where = write_report(report, Path(args.out)) if args.out else None
+    where = write_report(report, out) if out else None
     print(
         f"{len(loaded.records)} decisions, {len(loaded.feedback)} feedback, "
         f"{len(loaded.quarantined)} quarantined; {len(report.clusters)} typed clusters, "
         f"{len(report.insights)} insights, {len(report.candidates)} research candidates"
         + (f" -> {where}" if where else "")
     )
+    if quarantine is not None:
+        print(f"quarantined rows and reasons: {quarantine}")
+    held = report.heldout
+    print(
+        f"held out for the gate: {held.get('runs', 0)} runs and {held.get('feedback', 0)} "
+        f"feedback (split {report.split.heldout_fraction:g} by trace id); they are not shown "
+        "here so the gate can confirm these patterns on data that did not suggest them"
+    )
+    if held.get("feedback_folded_into_failed_runs"):
+        print(
+            f"{held['feedback_folded_into_failed_runs']} corrections of failed runs were "
+            "counted with their run (one observation per failed run)"
+        )
+    if not report.routing.empty:
+        print(report.routing[["kind", "signal", "rule", "pattern"]].to_string(index=False))
     if store is not None:
-        stored = store_report(report, loaded, store)
-        print(f"stored in {args.store}: {stored}")
+        print(f"stored in {args.store}: {store_report(report, loaded, store)}")
         for c in report.clusters:
             print(f"  {c.insight_id}  {c.count:>3} x {c.override_reason_class} on {c.decision_key}")
         print("next: contextos-lab propose --reason-class CLASS --store URL  (or --insight ID)")
-    if not report.routing.empty:
-        print(report.routing[["kind", "signal", "rule", "pattern"]].to_string(index=False))
     return 0
+
+
+def _write_quarantine(out: Path, rows: list[QuarantinedRow]) -> Path | None:
+    out.mkdir(parents=True, exist_ok=True)
+    return write_quarantine(out / "insights.json", rows)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -47,17 +47,22 @@ def execute(
     parameters: Mapping[str, Any],
     output: Path,
     *,
-    cwd: Path = REPO_ROOT,
+    cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     progress: bool = False,
 ) -> Path:
     """Run `notebooks/<name>.ipynb` headless into `output`; NotebookFailed on any error.
 
-    The kernel's working directory is `cwd` (the repository root by default), *not* the caller's:
-    pass every path parameter absolute (the `gate` / `sweep` commands resolve the held-out ledger,
-    default included, against the directory they were started from before calling this).
+    The kernel runs in `cwd`, by default the caller's working directory (so relative paths
+    and command records land where the user works), and can import what the caller can
+    (`user_modules.caller_import_env`). Spec paths resolve against the spec's folder.
     """
     import papermill as pm
+
+    from contextos_lab.harness.user_modules import caller_import_env
+
+    env = {**caller_import_env(), **(env or {})}
+    cwd = cwd if cwd is not None else Path.cwd()
 
     source = NOTEBOOKS / f"{name}.ipynb"
     output.parent.mkdir(parents=True, exist_ok=True)
