@@ -87,3 +87,28 @@ def test_notebook_04(tmp_path: Path) -> None:
         "fb_2026_05_09_w06",
     ):
         assert needle in text
+
+
+@pytest.mark.notebook
+def test_notebook_04_on_the_coding_agent_project(tmp_path: Path) -> None:
+    """The same notebook on the second example domain, chosen by its parameters only."""
+    papermill = pytest.importorskip("papermill")
+    out = tmp_path / "04_coding.ipynb"
+    papermill.execute_notebook(
+        str(NOTEBOOK),
+        str(out),
+        parameters={
+            "store_url": f"sqlite:///{tmp_path}/nb.db",
+            "bundles_dir": str(tmp_path / "bundles"),
+            "project": str(REPO / "examples" / "coding_agent"),
+            "reason_class": "merged_without_tests",
+            "build_example": False,
+        },
+        kernel_name="python3",
+        cwd=str(REPO),
+        progress_bar=False,
+    )
+    text = json.dumps(json.loads(out.read_text()))
+    for needle in ("replay_clean", "R_MERGE_REQUIRES_CI", "POLICY_CODE_MERGE_V1", "Reviewers"):
+        assert needle in text
+    assert "POLICY_RETURNS_V4" not in text  # nothing of the refund domain ran
