@@ -16,8 +16,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from contextos_lab.harness.reference.synthetic_feedback import feedback_frame_fast
 from contextos_lab.insights.synthesize import synthesize_insights
-from contextos_lab.insights.synthetic import feedback_frame_fast
 
 RESULT = Path(__file__).with_name("results") / "insight_synthesis.json"
 GOAL_SECONDS, GOAL_MB = 5.0, 2048.0

@@ -21,6 +21,7 @@ from contextos_lab.domain.cli import add_project_option, project_from_args
 from contextos_lab.errors import UserError
 
 COMMAND_MODULES: tuple[str, ...] = (
+    "contextos_lab.domain.commands",
     "contextos_lab.schemas.commands",
     "contextos_lab.store.commands",
     "contextos_lab.loaders.commands",

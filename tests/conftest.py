@@ -39,8 +39,10 @@ def _restore_active_project():
 
 
 @pytest.fixture(autouse=True)
-def _signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+def _signing_key(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     monkeypatch.setenv("CONTEXTOS_SIGNING_KEY", "test-signing-key-not-a-secret")
+    # the user configuration folder (key file, store anchors): never the tester's own
+    monkeypatch.setenv("CONTEXTOS_HOME", str(tmp_path_factory.mktemp("contextos_home")))
 
 
 @pytest.fixture(scope="session")

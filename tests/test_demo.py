@@ -9,6 +9,7 @@ import pytest
 
 from contextos_lab.cli import main
 from contextos_lab.proposals.emit import report_matches
+from contextos_lab.store.locations import default_key_file
 
 
 @pytest.mark.notebook
@@ -23,8 +24,9 @@ def test_demo_smoke_leaves_a_proposal_whose_report_matches(
     proposals = sorted((out / "proposals").glob("at_*.json"))
     assert proposals, printed
     assert all(report_matches(p) for p in proposals)
-    key = out / ".contextos" / "signing.key"
+    key = default_key_file()  # the user's configuration folder, not beside the database
     assert key.exists() and key.stat().st_mode & 0o077 == 0  # created, private, not in code
+    assert out not in key.parents
     assert json.loads((out / ".contextos" / "authorised_overriders.json").read_text())
     assert "proposal files:" in printed and "reports:" in printed
     assert (out / "01_failure_clusters" / "insights.json").exists()

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from contextos_lab.autotune.budget import SpendMeter
-from contextos_lab.autotune.cases import CaseSet, load_case_set
+from contextos_lab.autotune.cases import CaseSet, load_case_set, scope_to_intent
 from contextos_lab.autotune.search_space import SearchSpace
 from contextos_lab.autotune.spec import SpecError, TuningRunSpec, check_spec
 from contextos_lab.harness.protocol import Harness, baseline_config, load_harness
@@ -82,7 +82,9 @@ def prepare(
             )
     if search is None:
         try:
-            search = load_case_set(spec.resolve(spec.search_set))
+            search = scope_to_intent(
+                load_case_set(spec.resolve(spec.search_set)), spec.target.intent
+            )
         except Exception as exc:
             problems.append(f"search_set: cannot load ({type(exc).__name__}: {exc})")
     if search is not None and len(search) == 0:

@@ -15,7 +15,13 @@ from typing import Any
 
 import pandas as pd
 
-from contextos_lab.autotune.cases import CaseSet, load_case_set, overlap
+from contextos_lab.autotune.cases import (
+    CaseSet,
+    OutOfScope,
+    load_case_set,
+    overlap,
+    scope_to_intent,
+)
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.gate import ledger
 from contextos_lab.gate.error_budget import BudgetState, ErrorBudget
@@ -80,7 +86,10 @@ def open_heldout(
     """Load the spec's held-out set, check it against the search set, record the read and
     claim this gate's level of the set's error budget (HeldoutBudgetSpent when none is left)."""
     path = ctx.spec.resolve(ctx.spec.heldout_test_set)
-    heldout = load_case_set(path)
+    try:  # only the target workflow's held-out cases are read (seed 001: target.intent)
+        heldout = scope_to_intent(load_case_set(path), ctx.spec.target.intent)
+    except OutOfScope as exc:
+        raise HeldoutRunError(str(exc)) from None
     if len(heldout) == 0:
         raise HeldoutRunError(f"held-out set {path} has no cases")
     check_heldout(heldout, ctx.search, recorded_search_hashes)

@@ -23,7 +23,6 @@ from contextos_lab.insights.synthesize import (
     insights_from_clusters,
     synthesize_insights,
 )
-from contextos_lab.insights.synthetic import support_desk
 from contextos_lab.insights.text_clusters import TextClustering, agreement, cluster_texts
 from contextos_lab.loaders.detect import detect, files_of, group_by_kind
 from contextos_lab.loaders.inspect_logs import load_inspect
@@ -86,6 +85,9 @@ def load_sources(sources: Sequence[str]) -> Loaded:
             parts = source.split(":")
             n = int(parts[1]) if len(parts) > 1 else 600
             seed = int(parts[2]) if len(parts) > 2 else 7
+            # the example domain's generator lives beside the reference harness, not in the core
+            from contextos_lab.harness.reference.synthetic_feedback import support_desk
+
             records, feedback = support_desk(n, seed)
             loaded.records += records
             loaded.feedback += feedback
@@ -161,9 +163,11 @@ class ClusterReport:
         labelled "pattern (insight_id)" so two insights never share a column).
 
         Counts come from the decision records an insight cites, so each column sums to the
-        evidence it carries among the loaded runs.
+        evidence it carries among the loaded runs. Runs without a clock (`NO_CLOCK`) are left
+        out: their order in a file is no time line.
         """
-        decided = self.runs.set_index("record_id")["decided_at"]
+        timed = self.runs[self.runs["timed"]] if "timed" in self.runs else self.runs
+        decided = timed.set_index("record_id")["decided_at"]
         series = {}
         for insight in self.insights:
             if insight.support.get("source") != "runs":

@@ -66,11 +66,15 @@ class TuningProposal(Envelope):
     tuning_proposal_id: TuningProposalId
     target: TuningTarget
     guardrails: dict[str, Any] = Field(default_factory=dict)
-    baseline_tuple: BaselineTuple
-    tunable_surfaces: tuple[str, ...]
-    search_set: str = Field(min_length=1, description="manifest hash or path of the search set")
-    heldout_test_set: str = Field(min_length=1)
-    rollback_target: str = Field(min_length=1)
+    # Seed 001's own TuningProposal example omits the run declarations, so they are optional
+    # here; the gate's emitter (proposals/emit.py) always fills them from the run spec.
+    baseline_tuple: BaselineTuple | None = None
+    tunable_surfaces: tuple[str, ...] | None = None
+    search_set: str | None = Field(
+        default=None, min_length=1, description="manifest hash or path of the search set"
+    )
+    heldout_test_set: str | None = Field(default=None, min_length=1)
+    rollback_target: str | None = Field(default=None, min_length=1)
     candidate_change: CandidateChange
     expected_delta: dict[str, Any]
     evaluation_run_id: str = Field(min_length=1)

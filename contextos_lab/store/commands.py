@@ -26,8 +26,10 @@ def open_store(url: str, *, create: bool = False) -> ExperienceStore | None:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
-    if store is None:
+    try:  # opened as is: a missing table or a corrupt file is a verdict, not a refusal to open
+        store = ExperienceStore(args.store, create=False, check_exists=False)
+    except (FileNotFoundError, ConnectionError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
         report = store.verify()

@@ -2,7 +2,9 @@
 and who may sign.
 
 The key comes from `CONTEXTOS_SIGNING_KEY`, else from the file named by
-`CONTEXTOS_SIGNING_KEY_FILE` (default `.contextos/signing.key`); it is never in the code.
+`CONTEXTOS_SIGNING_KEY_FILE` (default `signing.key` in the user's configuration folder, see
+`store.locations`: never beside the database, whose writer must not hold the key); it is never
+in the code.
 The signature covers the canonical entry without its `signature` field, so any later change
 to any stored byte of the entry breaks it.
 """
@@ -18,10 +20,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from contextos_lab.schemas.base import Envelope, canonical_json
+from contextos_lab.store.locations import default_key_file
 
 S = TypeVar("S", bound=Envelope)
 
-DEFAULT_KEY_FILE = Path(".contextos/signing.key")
 DEFAULT_OVERRIDERS_FILE = Path(".contextos/authorised_overriders.json")
 
 
@@ -33,7 +35,7 @@ def load_signing_key(required: bool = True) -> bytes | None:
     value = os.environ.get("CONTEXTOS_SIGNING_KEY")
     if value:
         return value.encode("utf-8")
-    path = Path(os.environ.get("CONTEXTOS_SIGNING_KEY_FILE", DEFAULT_KEY_FILE))
+    path = default_key_file()
     if path.is_file():
         key = path.read_bytes().strip()
         if key:

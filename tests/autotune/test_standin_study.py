@@ -165,3 +165,13 @@ def test_sweep_command_on_the_stand_in_stops_at_budget_and_emits_gated_proposals
     else:
         assert "no TuningProposal emitted" in printed
     assert gate.decisions, "the budget still left a front to gate"
+
+
+def test_a_study_refuses_to_resume_with_other_repeats(spec_dir: Path, tmp_path: Path) -> None:
+    from contextos_lab.autotune.study import StudyMismatch
+
+    spec = load_spec(spec_dir / "spec.yaml").model_copy(update={"budget": None})
+    sweep(spec, out_dir=tmp_path, n_trials=2, progress=False)
+    other = spec.model_copy(update={"repeats": 2})
+    with pytest.raises(StudyMismatch):
+        sweep(other, out_dir=tmp_path, n_trials=3, progress=False)
