@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.harness.runs_commands",
     "contextos_lab.harness.cases_command",
     "contextos_lab.autotune.commands",
+    "contextos_lab.autotune.dashboard",
     "contextos_lab.gate.commands",
     "contextos_lab.gate.heldout_commands",
     "contextos_lab.sweep_command",

@@ -4,6 +4,8 @@ user's clone and must run (failing if the data is missing) when CI=true."""
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +13,7 @@ import pytest
 
 from contextos_lab.harness.reference import SupportDeskHarness, reference_harness
 from contextos_lab.harness.replay_sets import load_replay_set
+from contextos_lab.store.local_postgres import LocalPostgres, PostgresUnavailable
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: `shared/` sits beside the clone (<x>/main and <x>/shared); CONTEXTOS_EXTERNAL points
@@ -54,3 +57,28 @@ def search_cases() -> pd.DataFrame:
 @pytest.fixture(scope="session")
 def harness() -> SupportDeskHarness:
     return reference_harness()
+
+
+# -- a real PostgreSQL server (tests marked `postgres`) -----------------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[LocalPostgres]:
+    """One throwaway server for the session, on a private port under a temp folder; stopped
+    and deleted when the session ends, whatever the tests did (see store/local_postgres.py)."""
+    try:
+        server = LocalPostgres.launch(settings={"fsync": "off"})
+    except PostgresUnavailable as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but no PostgreSQL server can start: {exc}")
+        pytest.skip(str(exc))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_db(postgres_server: LocalPostgres) -> str:
+    """A fresh database on the session server, as a SQLAlchemy URL."""
+    return postgres_server.create_database(f"t_{uuid.uuid4().hex[:12]}")

@@ -34,6 +34,7 @@ import multiprocessing as mp
 import os
 import socket
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ from contextos_lab.autotune.context import RunContext, rebuild
 from contextos_lab.autotune.objective import HarnessFailure, run_trial, worker_id
 from contextos_lab.autotune.sampler_config import SamplerConfig
 from contextos_lab.schemas.base import canonical_json, sha256_hex
+from contextos_lab.store.db_url import STORAGE_ENV, sqlalchemy_url
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +84,8 @@ class StudyMismatch(RuntimeError):
 
 
 def default_storage_url(out_dir: str | Path) -> str:
-    return f"sqlite:///{Path(out_dir).resolve() / 'study.db'}"
+    """`$CONTEXTOS_STORAGE_URL` (a team's shared server), else a SQLite file in `out_dir`."""
+    return os.environ.get(STORAGE_ENV) or f"sqlite:///{Path(out_dir).resolve() / 'study.db'}"
 
 
 def journal_path(url: str) -> str | None:
@@ -101,6 +104,8 @@ def redact(url: str) -> str:
         return url
     scheme, rest = url.split("://", 1)
     creds, host = rest.rsplit("@", 1)
+    if ":" not in creds:  # no password to hide
+        return url
     user = creds.split(":", 1)[0]
     return f"{scheme}://{user}:***@{host}"
 
@@ -125,7 +130,7 @@ def open_storage(url: str) -> BaseStorage:
             # Several worker processes write one file: wait for the lock instead of failing.
             engine_kwargs = {"connect_args": {"timeout": 60}}
             return _rdb_storage(url, engine_kwargs)
-        return _rdb_storage(url, engine_kwargs)
+        return _rdb_storage(sqlalchemy_url(url), engine_kwargs)
     except Exception as exc:
         raise StorageUnreachable(
             f"cannot open study storage {redact(url)!r}: {type(exc).__name__}: {exc}"
@@ -244,8 +249,16 @@ def open_study(
     *,
     sampler: SamplerConfig | None = None,
     worker_index: int = 0,
+    storage_url: str | None = None,
 ) -> optuna.Study:
-    """Create the study (recording what defines it) or load it, refusing a different problem."""
+    """Create the study (recording what defines it) or load it, refusing a different problem.
+
+    Objective names are set with `study.set_metric_names` (optuna-dashboard and
+    `optuna.visualization` show them); the search set's case hashes go to the artifact store
+    beside a file storage (`autotune.artifacts`), not into a large study attribute.
+    """
+    from contextos_lab.autotune.artifacts import record_case_hashes
+
     cfg = sampler or ctx.spec.sampler
     study = optuna.create_study(
         study_name=ctx.spec.name,
@@ -262,7 +275,7 @@ def open_study(
         study.set_user_attr("objectives", [e.value for e in ctx.spec.objectives])
         study.set_user_attr("sampler", cfg.model_dump(mode="json"))
         study.set_user_attr("search_set_manifest", ctx.search.manifest_hash)
-        study.set_user_attr("search_set_case_hashes", list(ctx.search.case_hashes))
+        record_case_hashes(study, ctx.search.case_hashes, storage_url)
     elif attrs["problem_hash"] != digest:
         raise StudyMismatch(
             f"study {ctx.spec.name!r} exists in this storage but was created from a different "
@@ -271,11 +284,19 @@ def open_study(
         )
     if [d.name.lower() for d in study.directions] != ctx.spec.directions:
         raise StudyMismatch(f"study {ctx.spec.name!r} has directions {study.directions}")
+    if study.metric_names is None:
+        with warnings.catch_warnings():  # experimental since Optuna 3.2, stable in use
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names([e.value for e in ctx.spec.objectives])
     return study
 
 
 def _uncounted(t: optuna.trial.FrozenTrial) -> bool:
-    return bool(t.user_attrs.get("interrupted") or t.user_attrs.get("over_budget"))
+    return bool(
+        t.user_attrs.get("interrupted")
+        or t.user_attrs.get("over_budget")
+        or t.user_attrs.get("duplicate_baseline")
+    )
 
 
 def counted_trials(study: optuna.Study) -> int:
@@ -344,6 +365,15 @@ def ensure_baseline(
     if not any(t.user_attrs.get("is_baseline") for t in waiting):
         study.enqueue_trial(ctx.space.baseline_params(), user_attrs={"is_baseline": True})
     trial = study.ask()
+    if trial.user_attrs.get("is_baseline") and _earlier_baseline(study, trial.number):
+        # two processes both saw no baseline queued and both enqueued one (seen on PostgreSQL
+        # with three `search` processes): the later one closes unrun and uncounted
+        trial.set_user_attr("duplicate_baseline", True)
+        trial.set_user_attr("fail_reason", "duplicate baseline: another process runs it")
+        study.tell(trial, state=TrialState.FAIL)
+        scores = _wait_for_baseline(study, poll_s)
+        _run_one(ctx, study, scores, budget=budget)
+        return scores
     if not trial.user_attrs.get("is_baseline"):
         # another process took the baseline: wait for it, then run the trial we were given
         scores = _wait_for_baseline(study, poll_s)
@@ -358,6 +388,14 @@ def ensure_baseline(
     study.set_user_attr("baseline_scores", scores)
     study.set_user_attr("baseline_trial", frozen.number)
     return scores
+
+
+def _earlier_baseline(study: optuna.Study, number: int) -> bool:
+    live = (TrialState.WAITING, TrialState.RUNNING, TrialState.COMPLETE)
+    return any(
+        t.number < number and t.user_attrs.get("is_baseline") and not _uncounted(t)
+        for t in study.get_trials(deepcopy=False, states=live)
+    )
 
 
 def _baseline_scores(study: optuna.Study) -> dict[str, float] | None:
@@ -383,7 +421,7 @@ def _wait_for_baseline(study: optuna.Study, poll_s: float) -> dict[str, float]:
         failed = [
             t
             for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
-            if t.user_attrs.get("is_baseline")
+            if t.user_attrs.get("is_baseline") and not t.user_attrs.get("duplicate_baseline")
         ]
         if failed:
             why = failed[0].user_attrs.get("fail_reason")
@@ -461,7 +499,7 @@ def _worker_main(payload: dict[str, Any], storage_url: str, budget: int, index: 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     ctx = rebuild(payload)
     storage = open_storage(storage_url)
-    study = open_study(ctx, storage, worker_index=index)
+    study = open_study(ctx, storage, worker_index=index, storage_url=storage_url)
     work(ctx, study, budget)
 
 
@@ -492,7 +530,7 @@ def run_study(
     budget = n_trials or ctx.spec.n_trials
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = open_storage(storage_url)
-    study = open_study(ctx, storage, sampler=sampler)
+    study = open_study(ctx, storage, sampler=sampler, storage_url=storage_url)
     reap_interrupted(study)
     if ctx.cache is None:  # results paid for live beside the study (harness.result_cache)
         from contextos_lab.harness.result_cache import open_for_study

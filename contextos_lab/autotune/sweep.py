@@ -18,6 +18,7 @@ from contextos_lab.autotune.pareto import (
     feasible_front,
     front_report,
     hypervolume_history,
+    promotable,
     rank_candidates,
     trials_frame,
 )
@@ -81,7 +82,8 @@ def collect(study: optuna.Study, spec: TuningRunSpec, storage: str = "") -> Swee
     frame = trials_frame(study)
     front = feasible_front(frame, spec)
     baseline = dict(study.user_attrs.get("baseline_scores", {}))
-    candidates = rank_candidates(front, spec, baseline) if baseline else front
+    # what goes to review: changes that gain on the target (baseline, gain <= 0 left out)
+    candidates = promotable(rank_candidates(front, spec, baseline)) if baseline else front
     report = front_report(study, spec, storage=redact(storage))
     from contextos_lab.autotune.budget import spend_total
 

@@ -121,7 +121,12 @@ def gate_and_emit(
     run = load_gate_run(out / GATE_FILE)
     if run.run_id != run_id:
         raise JobError(f"{out / GATE_FILE} is not from run {run_id}", EXIT_NOTEBOOK)
-    return emit(run, report.html, out), report.html
+    from contextos_lab.proposals.emit import UnsafeProposalPath
+
+    try:
+        return emit(run, report.html, out), report.html
+    except UnsafeProposalPath as exc:
+        raise JobError(str(exc), 2) from exc
 
 
 def print_emitted(result: EmitResult, report: Path, reads: int | None = None) -> None:

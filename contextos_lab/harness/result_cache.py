@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     Column,
     Float,
     Integer,
@@ -37,6 +38,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
 from contextos_lab.schemas.base import canonical_json, sha256_hex
+from contextos_lab.store.db_url import sqlalchemy_url
 
 #: Set to "1" (by `--no-cache`) to run every case afresh; inherited by notebook kernels.
 NO_CACHE_ENV = "CONTEXTOS_LAB_NO_CACHE"
@@ -52,7 +54,8 @@ _results = Table(
     Column("config_hash", String(64), nullable=False, index=True),
     Column("case_hash", String(64), nullable=False),
     Column("repeat", Integer, nullable=False),
-    Column("seed", Integer, nullable=True),
+    # Seeds are unsigned 32-bit: past PostgreSQL's INTEGER (signed), so BIGINT.
+    Column("seed", BigInteger, nullable=True),
     Column("result", Text, nullable=False),
     Column("created_at", Float, nullable=False),
 )
@@ -232,6 +235,6 @@ def _engine(url: str) -> Engine:
                     cur.close()
 
             else:
-                engine = create_engine(url, pool_pre_ping=True)
+                engine = create_engine(sqlalchemy_url(url), pool_pre_ping=True)
             _ENGINES[url] = engine
         return _ENGINES[url]

@@ -52,10 +52,11 @@ RECORD_PATH_ENV = "CONTEXTOS_FEEDBACK_RECORD"
 _PW = r"(?:pass(?:word|wd|phrase)|pwd)"
 _KEY = r"(?:api[_\- ]?key|apikey|access[_-]?key(?:[_-]?id)?|private[_-]?key)"
 _SECRET = (
-    r"(?:\w*secret(?:[_-]\w+)?|(?:access|auth|refresh|session|bearer|id|api)[_-]?token|token"
+    r"(?:\w*secret(?:[_-]\w+)?|\w*token"
     r"|credentials?)"
 )
 _ASSIGN = r"\w*[\"']?\s*[:=]\s*[\"']?"  # `=`, `:`, spaces and quotes, JSON and YAML alike
+_ASSIGN_EXACT = r"\b[\"']?\s*[:=]\s*[\"']?"  # the key ends here (`tokens: 100` is no key)
 REDACTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("bearer", re.compile(r"^\s*Bearer ", re.IGNORECASE)),
     ("bearer", re.compile(r"\bBearer\s+\S", re.IGNORECASE)),
@@ -63,7 +64,7 @@ REDACTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("password", re.compile(rf"\b\w*{_PW}{_ASSIGN}[^\s\"',;]", re.IGNORECASE)),
     ("api_key", re.compile(r"api[_-]?key=", re.IGNORECASE)),
     ("api_key", re.compile(rf"\b\w*{_KEY}{_ASSIGN}[^\s\"',;]", re.IGNORECASE)),
-    ("secret", re.compile(rf"\b{_SECRET}{_ASSIGN}[^\s\"',;]", re.IGNORECASE)),
+    ("secret", re.compile(rf"\b{_SECRET}{_ASSIGN_EXACT}[^\s\"',;]", re.IGNORECASE)),
     ("url_credentials", re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s/:@]*:[^\s/@]+@", re.IGNORECASE)),
     (
         "aws_access_key",
@@ -81,7 +82,7 @@ BARE_KEY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("bearer", re.compile(r"\bBearer\s*$", re.IGNORECASE)),
     ("password", re.compile(rf"\w*{_PW}{_ASSIGN}\s*$", re.IGNORECASE)),
     ("api_key", re.compile(rf"\w*{_KEY}{_ASSIGN}\s*$", re.IGNORECASE)),
-    ("secret", re.compile(rf"\b{_SECRET}{_ASSIGN}\s*$", re.IGNORECASE)),
+    ("secret", re.compile(rf"\b{_SECRET}{_ASSIGN_EXACT}\s*$", re.IGNORECASE)),
 )
 #: An argv flag whose value is the next element (`--password hunter2`, `--api-key K`).
 SECRET_FLAG = re.compile(

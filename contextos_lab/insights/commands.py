@@ -13,6 +13,11 @@ from pathlib import Path
 
 from contextos_lab.cli_conventions import add_command, iso_datetime
 from contextos_lab.errors import UserError, one_line
+from contextos_lab.insights.out_of_core import (
+    DUCKDB_THRESHOLD_BYTES,
+    choose_engine,
+    synthesize_parquet,
+)
 from contextos_lab.insights.pipeline import analyse, load_sources, write_report
 from contextos_lab.insights.stored import loaded_from_store, store_report
 from contextos_lab.loaders.quarantine import QuarantinedRow, write_quarantine
@@ -29,6 +34,10 @@ def _run(args: argparse.Namespace) -> int:
     missing = [s for s in args.sources if not s.startswith("synthetic") and not Path(s).exists()]
     if missing:
         raise UserError(f"no such file or folder: {', '.join(missing)}")
+    if _out_of_core(args):
+        if args.out is None:
+            raise UserError("the DuckDB engine writes insight_clusters.jsonl: give --out DIR")
+        return _run_duckdb(args)
     out = Path(args.out) if args.out else None
     try:
         loaded = load_sources(args.sources)
@@ -86,6 +95,34 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _out_of_core(args: argparse.Namespace) -> bool:
+    """DuckDB when asked, or (auto) for one Parquet file/folder past the size threshold."""
+    parquet = len(args.sources) == 1 and (
+        args.sources[0].endswith(".parquet") or any(Path(args.sources[0]).rglob("*.parquet"))
+    )
+    if args.engine == "duckdb" and not parquet:
+        raise UserError("--engine duckdb reads one Parquet feedback file or folder of them")
+    if args.engine != "auto" or not parquet:
+        return args.engine == "duckdb"
+    threshold = int(args.duckdb_threshold_mb * 1024**2)
+    return choose_engine(args.sources[0], "auto", threshold) == "duckdb"
+
+
+def _run_duckdb(args: argparse.Namespace) -> int:
+    """Typed feedback clusters only (seed 000 step 2), out of core; other stages need pandas."""
+    try:
+        clusters = synthesize_parquet(
+            args.sources[0], args.since, min_cluster_size=args.min_cluster_size, engine="duckdb"
+        )
+    except (ValueError, FileNotFoundError) as exc:
+        raise UserError(one_line(exc)) from exc
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "insight_clusters.jsonl"
+    path.write_text("".join(c.canonical() + "\n" for c in clusters), encoding="utf-8")
+    entries = sum(c.count for c in clusters)
+    print(f"duckdb: {len(clusters)} typed clusters over {entries} clustered entries -> {path}")
+    return 0
 def _write_quarantine(out: Path, rows: list[QuarantinedRow]) -> Path | None:
     out.mkdir(parents=True, exist_ok=True)
     return write_quarantine(out / "insights.json", rows)
@@ -122,5 +159,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--min-cluster-size", type=int, default=MIN_CLUSTER_SIZE)
     p.add_argument("--heldout-fraction", type=float, default=0.3)
+    p.add_argument(
+        "--engine",
+        choices=["auto", "pandas", "duckdb"],
+        default="auto",
+        help="duckdb: typed clusters over Parquet out of core (auto: past the threshold)",
+    )
+    p.add_argument("--duckdb-threshold-mb", type=float, default=DUCKDB_THRESHOLD_BYTES / 1024**2)
     p.add_argument("--text-backend", choices=["tfidf", "embeddings", "none"], default="tfidf")
     p.set_defaults(func=_run)

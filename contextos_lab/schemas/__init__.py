@@ -88,6 +88,20 @@ ENVELOPES: dict[str, type[Envelope]] = {
 #: The same, by experience-store kind.
 ENVELOPES_BY_KIND: dict[str, type[Envelope]] = {m.store_kind: m for m in ENVELOPES.values()}
 
+
+def envelope_class(kind: str | type[Envelope]) -> type[Envelope]:
+    """The envelope a lookup names: the class, its name (`"FeedbackEntry"`) or its store kind
+    (`"feedback_entry"`). An unknown name is an error, never an empty result."""
+    if isinstance(kind, type) and issubclass(kind, Envelope):
+        return kind
+    found = ENVELOPES.get(str(kind)) or ENVELOPES_BY_KIND.get(str(kind))
+    if found is None:
+        raise ValueError(
+            f"unknown artifact kind {kind!r}; one of {sorted(ENVELOPES)} "
+            f"(or their store kinds {sorted(ENVELOPES_BY_KIND)})"
+        )
+    return found
+
 __all__ = [
     "DIRECTIONS",
     "ENVELOPES",
@@ -149,6 +163,7 @@ __all__ = [
     "advance",
     "canonical_json",
     "check_transition",
+    "envelope_class",
     "envelopes_to_frame",
     "new_id",
     "sha256_hex",

@@ -59,6 +59,20 @@ class ReportRef(BaseModel):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
+class FrontierPoint(BaseModel):
+    """One operating point of a sweep's promoted family (seed 001, "Pareto-frontier proposals":
+    the operator picks a frontier point rather than a single scalar winner)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rank: int = Field(ge=1, description="1 = recommended (target gain, blast radius, clarity)")
+    candidate_id: str
+    trial_number: int
+    change: CandidateChange
+    expected_delta: dict[str, Any]
+    target_p_adjusted: float
+
+
 class TuningProposal(Envelope):
     id_field: ClassVar[str] = "tuning_proposal_id"
     store_kind: ClassVar[str] = "tuning_proposal"
@@ -80,5 +94,7 @@ class TuningProposal(Envelope):
     evaluation_run_id: str = Field(min_length=1)
     gate: dict[str, Any] = Field(default_factory=dict, description="verdict, tests, read count")
     report: ReportRef | None = None
+    #: Every promoted operating point of the sweep, best first; `candidate_change` is rank 1.
+    operating_points: tuple[FrontierPoint, ...] = ()
     status: LifecycleStatus = LifecycleStatus.proposed
     history: tuple[Transition, ...] = ()

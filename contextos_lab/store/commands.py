@@ -7,13 +7,14 @@ import os
 import sys
 
 from contextos_lab.cli_conventions import add_command
+from contextos_lab.store.db_url import STORE_ENV
 from contextos_lab.store.experience_store import DEFAULT_STORE_URL, ExperienceStore
 from contextos_lab.store.lineage import lineage
 from contextos_lab.store.signing import SigningKeyMissing
 
 
 def default_store_url() -> str:
-    return os.environ.get("CONTEXTOS_STORE_URL", DEFAULT_STORE_URL)
+    return os.environ.get(STORE_ENV, DEFAULT_STORE_URL)
 
 
 def open_store(url: str, *, create: bool = False) -> ExperienceStore | None:

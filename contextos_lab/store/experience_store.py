@@ -43,12 +43,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
 
-from contextos_lab.schemas import ENVELOPES_BY_KIND
+from contextos_lab.schemas import ENVELOPES_BY_KIND, envelope_class
 from contextos_lab.schemas.base import Envelope, EnvelopeList, canonical_json, sha256_hex
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.schemas.lifecycle import check_transition
 from contextos_lab.store.anchor import advance_anchor
+from contextos_lab.store.db_url import sqlalchemy_url
 from contextos_lab.store.signing import (
     load_authorised_overriders,
     load_signing_key,
@@ -600,9 +601,10 @@ class ExperienceStore:
             hashes.append(row.content_sha256)
         return sha256_hex(canonical_json(hashes))
 
-    def get(self, model: type[E], artifact_id: str) -> E | None:
+    def get(self, model: type[E] | str, artifact_id: str) -> E | None:
+        """Latest version of an artifact; `model` is the class, its name or its store kind."""
         with self.engine.connect() as conn:
-            found = self._latest(conn, model.store_kind, artifact_id)
+            found = self._latest(conn, envelope_class(model).store_kind, artifact_id)
         return found  # type: ignore[return-value]
 
     def find(self, artifact_id: str) -> Envelope | None:
@@ -616,10 +618,12 @@ class ExperienceStore:
             ).first()
         return ENVELOPES_BY_KIND[row.kind].model_validate_json(row.body) if row else None
 
-    def rows(self, kind: str | None = None, artifact_id: str | None = None) -> Iterator[StoredRow]:
+    def rows(
+        self, kind: str | type[Envelope] | None = None, artifact_id: str | None = None
+    ) -> Iterator[StoredRow]:
         query = select(artifacts).order_by(artifacts.c.seq)
         if kind is not None:
-            query = query.where(artifacts.c.kind == kind)
+            query = query.where(artifacts.c.kind == envelope_class(kind).store_kind)
         if artifact_id is not None:
             query = query.where(artifacts.c.artifact_id == artifact_id)
         with self.engine.connect() as conn:
@@ -648,8 +652,10 @@ class ExperienceStore:
             ).first()
         return tuple(json.loads(row.upstream_ids)) if row else ()
 
-    def list(self, model: type[E], since: datetime | None = None) -> EnvelopeList[E]:
-        """Latest version of every artifact of a kind, in first-written order."""
+    def list(self, model: type[E] | str, since: datetime | None = None) -> EnvelopeList[E]:
+        """Latest version of every artifact of a kind (class, class name or store kind), in
+        first-written order."""
+        model = envelope_class(model)  # type: ignore[assignment]
         latest: dict[str, E] = {}
         for row in self.rows(kind=model.store_kind):
             latest[row.artifact_id] = model.model_validate_json(row.body)
@@ -658,13 +664,15 @@ class ExperienceStore:
             items = [i for i in items if _artifact_time(i) is None or _artifact_time(i) >= since]
         return EnvelopeList(items, model)
 
-    def frame(self, model: type[Envelope], since: datetime | None = None) -> pd.DataFrame:
+    def frame(self, model: type[Envelope] | str, since: datetime | None = None) -> pd.DataFrame:
         return self.list(model, since=since).to_frame()
 
-    def count(self, kind: str | None = None) -> int:
+    def count(self, kind: str | type[Envelope] | None = None) -> int:
+        """Stored rows (every version), of one kind if given: the class, its name
+        (`"FeedbackEntry"`) or its store kind (`"feedback_entry"`); unknown names raise."""
         query = select(func.count()).select_from(artifacts)
         if kind is not None:
-            query = query.where(artifacts.c.kind == kind)
+            query = query.where(artifacts.c.kind == envelope_class(kind).store_kind)
         with self.engine.connect() as conn:
             return int(conn.execute(query).scalar_one())
 
@@ -735,6 +743,6 @@ def _make_engine(url: str, *, create: bool) -> Engine:
                 raise FileNotFoundError(f"no experience store at {url} ({p} does not exist)")
         kwargs["connect_args"] = {"timeout": 30}
     try:
-        return create_engine(url, **kwargs)
+        return create_engine(sqlalchemy_url(url), **kwargs)
     except (SQLAlchemyError, ImportError, ValueError) as exc:
         raise ConnectionError(f"cannot open experience store {url!r}: {exc}") from exc

@@ -160,8 +160,8 @@ def test_sweep_command_on_the_stand_in_stops_at_budget_and_emits_gated_proposals
     gate = load_gate_run(cwd / "out" / "gate.json")
     promoted = {d.candidate_id for d in gate.decisions if d.verdict == "promote"}
     printed = capsys.readouterr().out
-    if promoted:
-        assert f"{len(promoted)} TuningProposal file(s)" in printed
+    if promoted:  # one proposal per sweep, the promoted candidates its operating points
+        assert f"1 TuningProposal file with {len(promoted)} operating point(s)" in printed
     else:
         assert "no TuningProposal emitted" in printed
     assert gate.decisions, "the budget still left a front to gate"
