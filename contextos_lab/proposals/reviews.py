@@ -83,4 +83,6 @@ def review_problems(reviews: Mapping[str, ReviewVerdict], approver: str | None) 
             out.append(f"no signed {role.value} review")
         elif got.verdict != ReviewOutcome.approve:
             out.append(f"{role.value} review by {got.reviewer} is {got.verdict.value}")
+    if approver and approver in {r.reviewer for r in reviews.values()}:
+        out.append(f"approver {approver} also reviewed it: approval needs a second person")
     return out

@@ -147,3 +147,14 @@ def test_release_refuses_unsigned_or_forged_reviews(seeded, tmp_path, monkeypatc
             store=seeded,
             layers=LayerRegistry(tmp_path / "layers"),
         )
+
+
+def test_a_reviewer_cannot_approve_their_own_review(seeded) -> None:
+    from contextos_lab.schemas import InsightCluster
+
+    rule = compile_insight(next(iter(seeded.list(InsightCluster))))
+    seeded.append(rule)
+    problems = _reviewed(seeded, rule)
+    assert problems == []
+    own = review_problems(valid_reviews(seeded, rule.rule_id), "lin")
+    assert own == ["approver lin also reviewed it: approval needs a second person"]
