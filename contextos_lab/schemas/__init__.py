@@ -36,6 +36,7 @@ from contextos_lab.schemas.notes import Note, NoteKind, NoteStatus
 from contextos_lab.schemas.preference import PreferenceEntry, Preferred
 from contextos_lab.schemas.replay import ReplayPacket, SourcePressure
 from contextos_lab.schemas.research import ResearchScope, ResearchTask, ResearchTaskStatus
+from contextos_lab.schemas.review import MonitorWindow, ReviewVerdict
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName, Scorecard
 from contextos_lab.schemas.strategy import (
     Adjustment,
@@ -82,6 +83,8 @@ ENVELOPES: dict[str, type[Envelope]] = {
         MonitorVerdict,
         SourceClosure,
         PreferenceEntry,
+        ReviewVerdict,
+        MonitorWindow,
     )
 }
 #: The same, by experience-store kind.
@@ -130,6 +133,7 @@ __all__ = [
     "Lineage",
     "MonitorDecision",
     "MonitorVerdict",
+    "MonitorWindow",
     "Note",
     "NoteKind",
     "NoteStatus",
@@ -149,6 +153,7 @@ __all__ = [
     "ResearchScope",
     "ResearchTask",
     "ResearchTaskStatus",
+    "ReviewVerdict",
     "Scorecard",
     "ScorecardsDelta",
     "SourceClosure",
