@@ -10,6 +10,7 @@ from pathlib import Path
 import optuna
 import pytest
 
+from contextos_lab.autotune.spec import load_spec
 from contextos_lab.autotune.study import open_storage
 from contextos_lab.cli import main
 from contextos_lab.gate.run_gate import run_gate
@@ -132,7 +133,12 @@ def test_reference_proposer_reads_the_layout_and_enqueues_one_cited_change(
     result = run_gate(spec, storage=f"sqlite:///{out}/study.db", out_dir=out,
                       ledger_file=tmp_path / "l.jsonl", n_boot=200)  # fmt: skip
     gated = {c.trial_number: c for c in result.run.candidates}
-    if all(v <= 0 for v in outside[0].constraints.values()):  # feasible: the gate judges it
+    target = load_spec(spec).target
+    base, mine = study.user_attrs["baseline_scores"], outside[0].user_attrs["scores"]
+    gain = mine[target.metric.value] - base[target.metric.value]
+    gain = gain if target.direction.value == "increase" else -gain
+    feasible = all(v <= 0 for v in outside[0].constraints.values())
+    if feasible and gain > 0:  # promotable: the gate judges it, on the front or not
         assert gated[outside[0].number].proposer["by"] == "reference-proposer"
     else:
         assert outside[0].number not in gated
