@@ -34,6 +34,10 @@ COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.gate.heldout_commands",
     "contextos_lab.sweep_command",
     "contextos_lab.proposals.commands",
+    "contextos_lab.proposals.release_commands",
+    "contextos_lab.proposals.monitor_commands",
+    "contextos_lab.proposals.bundle_command",
+    "contextos_lab.insights.loop_commands",
     "contextos_lab.demo",
 )
 

@@ -31,6 +31,17 @@ def external_dir() -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _restore_active_project():
+    """`cli.main([... --project DIR])` activates a project process-wide; undo it per test."""
+    from contextos_lab.domain import use_project
+
+    previous = use_project(None)
+    use_project(previous)
+    yield
+    use_project(previous)
+
+
+@pytest.fixture(autouse=True)
 def _signing_key(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     monkeypatch.setenv("CONTEXTOS_SIGNING_KEY", "test-signing-key-not-a-secret")
     # the user configuration folder (key file, store anchors): never the tester's own

@@ -173,6 +173,9 @@ def add_gate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--insights", default=None, help="insights.json to confirm ResearchTasks")
     p.add_argument("--sources", nargs="*", default=["synthetic"], help="trace sources of 01")
     p.add_argument("--max-candidates", type=positive_int, default=None)
+    p.add_argument(
+        "--store", default=None, help="SQLAlchemy URL: also store the emitted proposals/tasks"
+    )
     add_no_cache_flag(p)  # harness.result_cache: the gate (and sweep) re-run every call
     add_progress_flag(p)
 
@@ -200,4 +203,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code
     print_emitted(result, report)
+    if args.store:
+        from contextos_lab.proposals.emitted_store import store_emitted
+        from contextos_lab.store.commands import open_store
+
+        store = open_store(args.store)
+        if store is None:
+            return 2
+        stored, refused = store_emitted(result, store)
+        print(f"stored in {args.store}: {len(stored)} proposal(s)/task(s)")
+        for line in refused:
+            print(f"  not stored: {line}")
     return 0

@@ -1,4 +1,9 @@
-"""`contextos-lab cluster SOURCE... --out DIR`: notebook 01 without the notebook."""
+"""`contextos-lab cluster SOURCE... --out DIR`: notebook 01 without the notebook.
+
+With `--store URL` and no SOURCE the decisions and feedback `ingest` stored are clustered, and
+the InsightClusters and insights are written back to the store (upstream: the feedback, the
+cluster, the decision records cited), so `propose --reason-class` finds them.
+"""
 
 from __future__ import annotations
 
@@ -14,21 +19,36 @@ from contextos_lab.insights.out_of_core import (
     synthesize_parquet,
 )
 from contextos_lab.insights.pipeline import analyse, load_sources, write_report
+from contextos_lab.insights.stored import loaded_from_store, store_report
 from contextos_lab.loaders.quarantine import QuarantinedRow, write_quarantine
 from contextos_lab.schemas.insight import MIN_CLUSTER_SIZE
+from contextos_lab.store.commands import open_store
 
 
 def _run(args: argparse.Namespace) -> int:
     since = args.since  # parsed (with its zone) by argparse: `iso_datetime`
+    if not args.sources and not args.store:
+        raise UserError("name SOURCE files/folders, or --store URL to cluster what was ingested")
+    if args.out is None and not args.store:
+        raise UserError("--out DIR is required unless --store URL is given")
     missing = [s for s in args.sources if not s.startswith("synthetic") and not Path(s).exists()]
     if missing:
         raise UserError(f"no such file or folder: {', '.join(missing)}")
     if _out_of_core(args):
+        if args.out is None:
+            raise UserError("the DuckDB engine writes insight_clusters.jsonl: give --out DIR")
         return _run_duckdb(args)
-    out = Path(args.out)
+    out = Path(args.out) if args.out else None
     try:
         loaded = load_sources(args.sources)
-        quarantine = _write_quarantine(out, loaded.quarantined)
+        store = None
+        if args.store:
+            store = open_store(args.store)
+            if store is None:
+                return 2
+            if not args.sources:
+                loaded = loaded_from_store(store)
+        quarantine = _write_quarantine(out, loaded.quarantined) if out else None
         if not loaded.records and not loaded.feedback:
             where = f" (reasons: {quarantine})" if quarantine else ""
             raise UserError(
@@ -45,12 +65,12 @@ def _run(args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError, RuntimeError) as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
-    path = write_report(report, out)
+    where = write_report(report, out) if out else None
     print(
         f"{len(loaded.records)} decisions, {len(loaded.feedback)} feedback, "
         f"{len(loaded.quarantined)} quarantined; {len(report.clusters)} typed clusters, "
-        f"{len(report.insights)} insights, {len(report.candidates)} research candidates "
-        f"-> {path}"
+        f"{len(report.insights)} insights, {len(report.candidates)} research candidates"
+        + (f" -> {where}" if where else "")
     )
     if quarantine is not None:
         print(f"quarantined rows and reasons: {quarantine}")
@@ -67,6 +87,11 @@ def _run(args: argparse.Namespace) -> int:
         )
     if not report.routing.empty:
         print(report.routing[["kind", "signal", "rule", "pattern"]].to_string(index=False))
+    if store is not None:
+        print(f"stored in {args.store}: {store_report(report, loaded, store)}")
+        for c in report.clusters:
+            print(f"  {c.insight_id}  {c.count:>3} x {c.override_reason_class} on {c.decision_key}")
+        print("next: contextos-lab propose --reason-class CLASS --store URL  (or --insight ID)")
     return 0
 
 
@@ -111,10 +136,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         example=[
             "contextos-lab cluster synthetic --out out/clusters",
             "contextos-lab cluster traces/ --since 2026-04-01T00:00:00+00:00 --out out/clusters",
+            "contextos-lab cluster --store sqlite:///.contextos/experience.db",
         ],
     )
-    p.add_argument("sources", nargs="+", help="trace/feedback files or folders, or synthetic")
-    p.add_argument("--out", required=True, help="directory for insights.json")
+    p.add_argument(
+        "sources",
+        nargs="*",
+        help="trace/feedback files or folders, or synthetic (none with --store: what was ingested)",
+    )
+    p.add_argument("--out", default=None, help="directory for insights.json")
+    p.add_argument(
+        "--store",
+        default=None,
+        help="SQLAlchemy URL: write clusters and insights there (and read ingested data "
+        "when no SOURCE is given)",
+    )
     p.add_argument(
         "--since",
         type=iso_datetime,

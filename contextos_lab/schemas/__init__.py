@@ -35,6 +35,7 @@ from contextos_lab.schemas.monitoring import (
 from contextos_lab.schemas.notes import Note, NoteKind, NoteStatus
 from contextos_lab.schemas.replay import ReplayPacket, SourcePressure
 from contextos_lab.schemas.research import ResearchScope, ResearchTask, ResearchTaskStatus
+from contextos_lab.schemas.review import MonitorWindow, ReviewVerdict
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName, Scorecard
 from contextos_lab.schemas.strategy import (
     Adjustment,
@@ -80,6 +81,8 @@ ENVELOPES: dict[str, type[Envelope]] = {
         Scorecard,
         MonitorVerdict,
         SourceClosure,
+        ReviewVerdict,
+        MonitorWindow,
     )
 }
 #: The same, by experience-store kind.
@@ -128,6 +131,7 @@ __all__ = [
     "Lineage",
     "MonitorDecision",
     "MonitorVerdict",
+    "MonitorWindow",
     "Note",
     "NoteKind",
     "NoteStatus",
@@ -145,6 +149,7 @@ __all__ = [
     "ResearchScope",
     "ResearchTask",
     "ResearchTaskStatus",
+    "ReviewVerdict",
     "Scorecard",
     "ScorecardsDelta",
     "SourceClosure",

@@ -73,8 +73,19 @@ IMMUTABLE_KINDS: frozenset[str] = frozenset(
         "insight_cluster",
         "monitor_verdict",
         "source_closure",
+        "review_verdict",
+        "monitor_window",
     }
 )
+#: Kinds whose `status` is not the proposal lifecycle: the moves a new version may make
+#: (a Note is acted on or dismissed once; a ResearchTask runs, then completes or is refused).
+STATUS_MOVES: dict[str, dict[str, frozenset[str]]] = {
+    "note": {"open": frozenset({"acted_on", "dismissed"})},
+    "research_task": {
+        "queued": frozenset({"running", "completed", "refused"}),
+        "running": frozenset({"completed", "refused"}),
+    },
+}
 
 metadata = MetaData()
 artifacts = Table(
@@ -500,6 +511,19 @@ class ExperienceStore:
 
     @staticmethod
     def _check_new_version(kind: str, aid: str, old: Envelope, new: Envelope) -> None:
+        if kind in STATUS_MOVES:
+            before, after = str(old.status), str(new.status)
+            if before == after or after not in STATUS_MOVES[kind].get(before, frozenset()):
+                raise StoreRefusal(kind, aid, f"a {kind} may not move from {before} to {after}")
+            b, a = old.model_dump(mode="json"), new.model_dump(mode="json")
+            changed = sorted(
+                f
+                for f in b.keys() | a.keys()
+                if f not in MUTABLE_AFTER_REVIEW and b.get(f) != a.get(f)
+            )
+            if changed:
+                raise StoreRefusal(kind, aid, f"{', '.join(changed)} may not change with status")
+            return
         old_status, new_status = getattr(old, "status", None), getattr(new, "status", None)
         old_hist = tuple(getattr(old, "history", ()))
         new_hist = tuple(getattr(new, "history", ()))

@@ -156,3 +156,33 @@ def test_quality_figures_on_the_fixtures() -> None:
     failing = next(i for i in report.insights if i.support.get("source") == "runs")
     for _, excerpt in insight_exemplars(failing, report.runs, loaded.traces):
         assert "▶" in set(excerpt["failing"])
+
+
+def test_text_themes_decline_on_random_words_and_split_real_themes() -> None:
+    import numpy as np
+
+    from contextos_lab.insights.text_clusters import agreement, cluster_texts
+
+    words = [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "zeta",
+        "theta",
+        "iota",
+        "kappa",
+        "lambda",
+        "sigma",
+        "omega",
+    ]
+    rng = np.random.default_rng(0)
+    noise = cluster_texts([" ".join(rng.choice(words, 6)) for _ in range(100)])
+    assert noise.k == 1 and noise.decision.startswith("no structure")
+    themes = ["refund window expired late return", "identity check missing passport verify"]
+    texts = [f"{themes[i % 2]} {rng.choice(words)}" for i in range(40)]
+    split = cluster_texts(texts, [str(i) for i in range(40)])
+    assert split.k == 2 and all(len(e) == 2 for e in split.clusters["exemplars"])
+    truth = {str(i): i % 2 for i in range(40)}
+    assert agreement(split, truth, "theme")["nmi"] == 1.0
