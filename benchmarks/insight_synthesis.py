@@ -55,6 +55,15 @@ def parquet_input(n: int, data: Path) -> Path:
     return folder
 
 
+def _hwm_mb() -> float:
+    """Peak RSS of this process since exec (VmHWM). ru_maxrss would start at the parent's RSS
+    when it forked us, which after the pandas run is ~1.5 GB that is not ours."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return _rss_mb()
+
+
 def duckdb_child(folder: Path) -> dict:
     from contextos_lab.insights.out_of_core import cluster_parquet
 
@@ -63,7 +72,7 @@ def duckdb_child(folder: Path) -> dict:
     seconds = time.perf_counter() - t0
     return {
         "seconds": round(seconds, 3),
-        "peak_rss_mb": round(_rss_mb(), 1),
+        "peak_rss_mb": round(_hwm_mb(), 1),
         "clusters": len(frame),
         "entries_in_clusters": int(frame["count"].sum()),
     }

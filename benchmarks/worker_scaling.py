@@ -44,6 +44,7 @@ from contextos_lab.harness.protocol import (  # noqa: E402
     SurfaceLayer,
     TunableSurface,
 )
+from contextos_lab.harness.result_cache import NO_CACHE_ENV  # noqa: E402
 from contextos_lab.store.local_postgres import LocalPostgres  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
@@ -197,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     counts = [int(w) for w in args.workers.split(",")]
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # Every trial must pay the harness: a cache hit (a config TPE proposes twice) would skip
+    # the sleep and inflate trials/s. Spawned workers inherit this.
+    os.environ[NO_CACHE_ENV] = "1"
     load_before = os.getloadavg()
     print(f"load average before: {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}")
     rows = []
