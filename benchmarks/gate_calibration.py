@@ -1,10 +1,11 @@
 """A/A calibration of the held-out gate: with no true effect it must promote in <= 5% of runs.
 
-Two null designs (contextos_lab.gate.calibration): `identical` (candidates are the baseline
-config re-run, three per run, Holm-corrected) and `shuffled` (a real effect whose per-case labels
-are swapped with the baseline's by a fair coin, so the arms are exchangeable). Each is run for a
-binary target (utility, exact McNemar) and a continuous one (economics, Wilcoxon), with the full
-bootstrap (n_boot=2000). Prints a table and writes benchmarks/results/gate_calibration.json.
+Two null designs with real noise (contextos_lab.gate.calibration): `rerun` (candidates are the
+baseline config run again, outcomes redrawn per case from each case's own difficulty, three per
+run, Holm-corrected) and `shuffled` (a real effect whose per-case labels are swapped with the
+baseline's by a fair coin, so the arms are exchangeable). Each is run for a binary target
+(utility) and a continuous one (economics), with the bootstrap size `--n-boot` (default 2000,
+passed to every gate decision). Prints a table and writes benchmarks/results/gate_calibration.json.
 
     .venv/bin/python benchmarks/gate_calibration.py [--runs 400] [--n-cases 400]
 """
@@ -34,7 +35,7 @@ def main() -> None:
         raise SystemExit("the issue asks for at least 200 simulated runs per design")
     rows = []
     print(f"{'design':<10} {'target':<10} {'runs':>5} {'n':>5} {'promoted':>9} {'rate':>7}  s")
-    for design in ("identical", "shuffled"):
+    for design in ("rerun", "shuffled"):
         for target in ("utility", "economics"):
             t0 = time.perf_counter()
             r = simulate_null(

@@ -21,16 +21,25 @@ from contextos_lab.domain.cli import add_project_option, project_from_args
 from contextos_lab.errors import UserError
 
 COMMAND_MODULES: tuple[str, ...] = (
+    "contextos_lab.domain.commands",
     "contextos_lab.schemas.commands",
     "contextos_lab.store.commands",
     "contextos_lab.loaders.commands",
     "contextos_lab.insights.commands",
+    "contextos_lab.insights.preferences_command",
     "contextos_lab.harness.runs_commands",
+    "contextos_lab.harness.cases_command",
     "contextos_lab.autotune.commands",
+    "contextos_lab.autotune.enqueue_command",
+    "contextos_lab.autotune.dashboard",
     "contextos_lab.gate.commands",
     "contextos_lab.gate.heldout_commands",
     "contextos_lab.sweep_command",
     "contextos_lab.proposals.commands",
+    "contextos_lab.proposals.release_commands",
+    "contextos_lab.proposals.monitor_commands",
+    "contextos_lab.proposals.bundle_command",
+    "contextos_lab.insights.loop_commands",
     "contextos_lab.demo",
 )
 

@@ -58,8 +58,11 @@ class Formatter(argparse.HelpFormatter):
             if lead:  # indented (an example command): keep it as is
                 out.append(indent + line)
             else:
-                out.append(textwrap.fill(line, width, initial_indent=indent,
-                                         subsequent_indent=indent) if line else "")
+                out.append(
+                    textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent)
+                    if line
+                    else ""
+                )
         return "\n".join(out)
 
 

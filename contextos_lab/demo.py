@@ -1,10 +1,11 @@
 """`contextos-lab demo [--out DIR]`: the whole loop on the bundled data.
 
 1. Ingest the bundled sample history (decisions and signed operator feedback from the generator
-   in `insights.synthetic`) through the loaders into an experience store in `DIR/store.db`.
-   The signing key is created in `DIR/.contextos/signing.key` (random, never in the code) and
-   the authorised-overrider list in `DIR/.contextos/authorised_overriders.json`, unless the
-   environment already provides them.
+   in `harness.reference.synthetic_feedback`) through the loaders into an experience store in
+   `DIR/store.db`.
+   The signing key is created in the user's configuration folder (`store.locations`: never
+   beside the database, random, never in the code) unless one exists or the environment
+   provides it, and the authorised-overrider list in `DIR/.contextos/authorised_overriders.json`.
 2. Notebook 01 (failure clusters) on the same history: patterns found on the search split of
    the traces, ResearchTask candidates with their specs.
 3. The sweep: notebook 02 (Pareto search on `search_sets/`) and notebook 03 (held-out gate on
@@ -36,12 +37,14 @@ SMOKE_ENV = "CONTEXTOS_LAB_DEMO_SMOKE"
 
 
 def _state_files(out: Path) -> dict[str, str]:
-    """Key file and overrider list in DIR/.contextos (created if absent); env vars to use them."""
+    """Key file (the user's, created if absent) and DIR/.contextos; env vars to use them."""
+    from contextos_lab.store.locations import default_key_file
+
     state = out / ".contextos"
     state.mkdir(parents=True, exist_ok=True)
     env: dict[str, str] = {}
     if not os.environ.get("CONTEXTOS_SIGNING_KEY"):
-        key = Path(os.environ.get("CONTEXTOS_SIGNING_KEY_FILE", state / "signing.key"))
+        key = default_key_file()
         if not key.exists():
             key.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -132,10 +135,7 @@ def run_demo(out: Path, *, smoke: bool = False, progress: bool = False) -> int:
         print(f"  report hash {status} for {Path(path).name}")
     print(f"reports: {job.gate_report.parent}")
     print(f"proposal files: {out / 'proposals'}")
-    print(
-        f"verify the store: CONTEXTOS_SIGNING_KEY_FILE={out / '.contextos' / 'signing.key'} "
-        f"contextos-lab store verify --store sqlite:///{out / 'store.db'}"
-    )
+    print(f"verify the store: contextos-lab store verify --store sqlite:///{out / 'store.db'}")
     print(f"demo finished in {time.perf_counter() - t0:.0f} s (nothing was applied to a harness)")
     return 0
 

@@ -116,9 +116,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--n-trials", type=positive_int, default=None, help="budget incl. baseline trial"
     )
     p.add_argument("--storage", default=None, help="Optuna storage URL or journal path")
-    p.add_argument(
-        "--workers", type=positive_int, default=1, help="worker processes on one study"
-    )
+    p.add_argument("--workers", type=positive_int, default=1, help="worker processes on one study")
     add_gate_arguments(p)
     p.set_defaults(func=run)
 

@@ -4,6 +4,8 @@ user's clone and must run (failing if the data is missing) when CI=true."""
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -11,9 +13,12 @@ import pytest
 
 from contextos_lab.harness.reference import SupportDeskHarness, reference_harness
 from contextos_lab.harness.replay_sets import load_replay_set
+from contextos_lab.store.local_postgres import LocalPostgres, PostgresUnavailable
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-EXTERNAL = REPO_ROOT.parent / "shared" / "external"
+#: `shared/` sits beside the clone (<x>/main and <x>/shared); CONTEXTOS_EXTERNAL points
+#: elsewhere (a worktree that is not beside shared/).
+EXTERNAL = Path(os.environ.get("CONTEXTOS_EXTERNAL") or REPO_ROOT.parent / "shared" / "external")
 
 
 @pytest.fixture
@@ -26,8 +31,21 @@ def external_dir() -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+def _restore_active_project():
+    """`cli.main([... --project DIR])` activates a project process-wide; undo it per test."""
+    from contextos_lab.domain import use_project
+
+    previous = use_project(None)
+    use_project(previous)
+    yield
+    use_project(previous)
+
+
+@pytest.fixture(autouse=True)
+def _signing_key(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     monkeypatch.setenv("CONTEXTOS_SIGNING_KEY", "test-signing-key-not-a-secret")
+    # the user configuration folder (key file, store anchors): never the tester's own
+    monkeypatch.setenv("CONTEXTOS_HOME", str(tmp_path_factory.mktemp("contextos_home")))
 
 
 @pytest.fixture(scope="session")
@@ -39,3 +57,28 @@ def search_cases() -> pd.DataFrame:
 @pytest.fixture(scope="session")
 def harness() -> SupportDeskHarness:
     return reference_harness()
+
+
+# -- a real PostgreSQL server (tests marked `postgres`) -----------------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[LocalPostgres]:
+    """One throwaway server for the session, on a private port under a temp folder; stopped
+    and deleted when the session ends, whatever the tests did (see store/local_postgres.py)."""
+    try:
+        server = LocalPostgres.launch(settings={"fsync": "off"})
+    except PostgresUnavailable as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but no PostgreSQL server can start: {exc}")
+        pytest.skip(str(exc))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_db(postgres_server: LocalPostgres) -> str:
+    """A fresh database on the session server, as a SQLAlchemy URL."""
+    return postgres_server.create_database(f"t_{uuid.uuid4().hex[:12]}")

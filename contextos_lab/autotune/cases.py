@@ -55,6 +55,43 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+class OutOfScope(ValueError):
+    """No case of the set belongs to the target's workflow."""
+
+
+def in_intent(case_intent: str, intent: str, aliases: tuple[str, ...] = ()) -> bool:
+    """A case is in a workflow when its intent is the workflow, a dotted child of it
+    (`a.b.c` in `a.b`), or one of the project's declared case intents for it."""
+    return case_intent == intent or case_intent.startswith(f"{intent}.") or case_intent in aliases
+
+
+def scope_to_intent(case_set: CaseSet, intent: str | None) -> CaseSet:
+    """Only the cases of `target.intent`'s workflow (seed 001: "keeps the search local to one
+    business workflow"). A set without an `intent` column has nothing to scope by and is kept
+    whole; a set with none of the workflow's cases is an `OutOfScope` error naming the intents
+    it has. Aliases come from the active project's `case_intents`."""
+    if not intent or "intent" not in case_set.cases:
+        return case_set
+    from contextos_lab.domain.active import active_project
+
+    aliases = tuple(active_project().case_intents.get(intent, ()))
+    intents = case_set.cases["intent"].astype(str)
+    keep = intents.map(lambda v: in_intent(v, intent, aliases)).to_numpy(dtype=bool)
+    if keep.all():
+        return case_set
+    if not keep.any():
+        raise OutOfScope(
+            f"{case_set.path}: no case of target.intent {intent!r} (case intents: "
+            f"{', '.join(sorted(intents.unique()))}; map them in the project's case_intents)"
+        )
+    return CaseSet(
+        path=case_set.path,
+        cases=case_set.cases[keep].reset_index(drop=True),
+        case_hashes=tuple(h for h, k in zip(case_set.case_hashes, keep, strict=True) if k),
+        manifest_hash=case_set.manifest_hash,
+    )
+
+
 def case_set_from_frame(
     cases: pd.DataFrame, path: str = "<memory>", manifest_hash: str = ""
 ) -> CaseSet:
@@ -120,12 +157,30 @@ def heldout_case_hashes(path: str | Path) -> dict[str, str]:
 
 
 def overlap(a: CaseSet, b: CaseSet) -> list[str]:
-    """Cases the two sets share, by content hash or by id (replay_sets.check_disjoint's rule);
-    must be empty for a search/held-out pair."""
+    """Cases the two sets share, named `a_id=b_id` (or one id when both carry it): the same
+    id, the same content hash (replay_sets.check_disjoint's rule), or the same content once
+    normalised (`gate.refresh.normalised_hash`: ids ignored; whitespace, case and Unicode form
+    folded), so a copy under a new id or with a trailing space is refused too. Must be empty
+    for a search/held-out pair."""
     from contextos_lab.harness.replay_sets import ReplaySetOverlapError, check_disjoint
 
+    shared: set[tuple[str, str]] = set()
     try:
         check_disjoint(a.id_to_hash(), b.id_to_hash())
     except ReplaySetOverlapError as exc:
-        return [f"{x}={y}" if x != y else x for x, y in exc.shared]
-    return []
+        shared.update(exc.shared)
+    keys_b: dict[str, str] = {}
+    for cid, key in _normalised_keys(b):
+        keys_b.setdefault(key, cid)
+    for cid, key in _normalised_keys(a):
+        if key in keys_b:
+            shared.add((cid, keys_b[key]))
+    return [f"{x}={y}" if x != y else x for x, y in sorted(shared)]
+
+
+def _normalised_keys(cases: CaseSet) -> list[tuple[str, str]]:
+    # one normalisation for the whole kit: the one `heldout refresh` records for retired sets
+    from contextos_lab.gate.refresh import normalised_hash
+
+    rows = cases.cases.to_dict(orient="records")
+    return [(str(r.get("case_id", i)), normalised_hash(r)) for i, r in enumerate(rows)]

@@ -14,6 +14,7 @@ from contextos_lab.cli_conventions import (
     show_progress,
 )
 from contextos_lab.errors import one_line
+from contextos_lab.harness.result_cache import add_no_cache_flag
 
 #: Exit codes, so a scheduler can tell a bad spec from an unreachable dependency.
 EXIT_SPEC, EXIT_STORAGE, EXIT_HARNESS, EXIT_MISMATCH = 2, 3, 4, 5
@@ -41,11 +42,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--n-trials", type=positive_int, default=None, help="budget incl. baseline trial"
     )
     p.add_argument("--storage", default=None, help="Optuna storage URL or journal path")
-    p.add_argument(
-        "--workers", type=positive_int, default=1, help="worker processes on one study"
-    )
+    p.add_argument("--workers", type=positive_int, default=1, help="worker processes on one study")
     p.add_argument("--sampler", choices=["tpe", "nsgaii", "gp", "random", "optuna_default"])
     p.add_argument("--seed", type=int, default=None)
+    add_no_cache_flag(p)
     add_progress_flag(p)
     p.set_defaults(func=run)
 
@@ -82,6 +82,13 @@ def run(args: argparse.Namespace) -> int:
         f"{rep['trials']['total']} trials, {rep['n_feasible']} feasible, "
         f"{len(rep['candidates'])} on the front, hypervolume {result.hypervolume:.4f} -> {path}"
     )
+    spend = rep.get("spend") or {}
+    if spend.get("trials"):
+        print(
+            f"spend: {spend['calls']} harness calls ({spend['cache_hits']} from the cache), "
+            f"${spend['usd']:.4f}, {spend['wall_s']:.1f}s"
+            + (f"; stopped early: {spend['budget_stop']}" if spend.get("budget_stop") else "")
+        )
     for c in rep["candidates"][:5]:
         print(
             f"  #{c['rank']} trial {c['number']}: gain {c['target_gain']:+.4g} "

@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from contextos_lab.autotune.cases import CaseSet, load_case_set
+from contextos_lab.autotune.budget import SpendMeter
+from contextos_lab.autotune.cases import CaseSet, load_case_set, scope_to_intent
 from contextos_lab.autotune.search_space import SearchSpace
 from contextos_lab.autotune.spec import SpecError, TuningRunSpec, check_spec
 from contextos_lab.harness.protocol import Harness, baseline_config, load_harness
+from contextos_lab.harness.result_cache import ResultCache, cache_reads_enabled
+from contextos_lab.harness.user_modules import add_spec_dir, with_spec_cwd
+
+if TYPE_CHECKING:
+    from contextos_lab.autotune.run_layout import RunLayout
 
 #: `(cases, results) -> frame indexed by case_id, one column per evaluator`.
 EvaluateFn = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
@@ -27,10 +33,25 @@ class RunContext:
     space: SearchSpace
     search: CaseSet
     evaluate: EvaluateFn
+    #: Results already paid for (harness.result_cache); None runs every case afresh.
+    cache: ResultCache | None = None
+    #: False (`--no-cache`): run every case afresh, still storing what it returns.
+    read_cache: bool = field(default_factory=cache_reads_enabled)
+    #: What the running trial has paid so far (autotune.budget).
+    meter: SpendMeter = field(default_factory=SpendMeter)
+    #: Where search-set runs are written for outside proposers (`run_layout`); None: nowhere.
+    runs: RunLayout | None = None
 
     def worker_payload(self) -> dict[str, Any]:
         """Picklable: a worker re-imports the harness and evaluator by path, reuses the cases."""
-        return {**self.spec.runtime_dict(), "search": self.search}
+        cache_url = self.cache.url if self.cache is not None else None
+        return {
+            **self.spec.runtime_dict(),
+            "search": self.search,
+            "cache_url": cache_url,
+            "read_cache": self.read_cache,
+            "runs": str(self.runs.root) if self.runs is not None else None,
+        }
 
 
 def load_callable(path: str) -> Callable[..., Any]:
@@ -58,6 +79,7 @@ def prepare(
     spec, harness, surfaces = check_spec(spec, harness=harness, set_checker=set_checker)
     problems: list[str] = []
     if evaluate is None:
+        add_spec_dir(spec.base_dir)  # `evaluate: my_module:fn` beside the spec
         try:
             evaluate = load_callable(spec.evaluate)
         except Exception as exc:
@@ -66,7 +88,9 @@ def prepare(
             )
     if search is None:
         try:
-            search = load_case_set(spec.resolve(spec.search_set))
+            search = scope_to_intent(
+                load_case_set(spec.resolve(spec.search_set)), spec.target.intent
+            )
         except Exception as exc:
             problems.append(f"search_set: cannot load ({type(exc).__name__}: {exc})")
     if search is not None and len(search) == 0:
@@ -85,5 +109,15 @@ def prepare(
 def rebuild(payload: dict[str, Any]) -> RunContext:
     """A worker's context from `RunContext.worker_payload()` (sets are not re-read)."""
     spec = TuningRunSpec.model_validate(payload["spec"]).with_base_dir(Path(payload["base_dir"]))
-    harness = load_harness(spec.harness, **spec.harness_kwargs)
-    return prepare(spec, harness=harness, search=payload["search"], set_checker=lambda a, b: [])
+    add_spec_dir(spec.base_dir)
+    kwargs = with_spec_cwd(spec.harness, spec.harness_kwargs, spec.base_dir)
+    harness = load_harness(spec.harness, **kwargs)
+    ctx = prepare(spec, harness=harness, search=payload["search"], set_checker=lambda a, b: [])
+    if payload.get("cache_url"):
+        ctx.cache = ResultCache(payload["cache_url"])
+    ctx.read_cache = bool(payload.get("read_cache", True))
+    if payload.get("runs"):
+        from contextos_lab.autotune.run_layout import for_context
+
+        ctx.runs = for_context(ctx, payload["runs"])
+    return ctx

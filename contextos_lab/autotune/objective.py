@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from collections.abc import Mapping
 from typing import Any
 
 import optuna
 import pandas as pd
 
+from contextos_lab.autotune.budget import economics_cents
+from contextos_lab.autotune.cases import case_hash
 from contextos_lab.autotune.context import RunContext
-from contextos_lab.harness.protocol import run_cases
+from contextos_lab.harness.execution import Execution, execute
+from contextos_lab.harness.repeat_scores import RepeatScores, score_execution
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
 #: Short case-hash prefix stored per trial (the full hashes are in the study's attributes).
@@ -36,51 +38,91 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def evaluate_cases(
+def execute_and_score(
     ctx: RunContext, cases: pd.DataFrame, config: Mapping[str, Any]
-) -> tuple[pd.DataFrame, int, float]:
-    """Per-case evaluator scores of `config` on `cases` (rows in the cases' order), the number
-    of cases that errored, and the harness wall time. Racing stages call it on subsets."""
-    t0 = time.perf_counter()
+) -> tuple[RepeatScores, Execution]:
+    """Run `config` on `cases` through the execution layer (concurrency, per-case deadlines,
+    repeats, the result cache) and score it per case; what it paid goes on `ctx.meter`."""
+    hashes = _case_hashes(ctx, cases)
+    policy = ctx.spec.execution_policy().model_copy(update={"cache": ctx.read_cache})
     try:
-        results = run_cases(ctx.harness, cases, config)
+        execution = execute(ctx.harness, cases, hashes, config, policy, ctx.cache)
     except Exception as exc:
         raise HarnessFailure(
             f"harness {ctx.harness.name!r} raised {type(exc).__name__}: {exc}"
         ) from exc
-    harness_s = time.perf_counter() - t0
-    errors = results["error"].dropna() if "error" in results else pd.Series(dtype=object)
-    errors = errors[errors.astype(str) != ""]
-    if len(results) and len(errors) == len(results):
-        raise HarnessFailure(f"every case errored; first: {errors.iloc[0]}")
+    prices = ctx.spec.prices
+    ctx.meter.add(execution, prices)
+    if len(execution.results) and execution.n_errors == len(execution.results):
+        first = execution.results["error"].iloc[0]
+        raise HarnessFailure(f"every case errored; first: {first}")
     try:
-        frame = ctx.evaluate(cases, results)
+        scored = score_execution(
+            ctx.evaluate,
+            cases,
+            execution,
+            economics=(lambda r: economics_cents(prices, r)) if prices is not None else None,
+        )
     except Exception as exc:
-        raise HarnessFailure(f"evaluation raised {type(exc).__name__}: {exc}") from exc
-    missing = [e.value for e in EvaluatorName if e.value not in frame.columns]
-    if missing:
-        raise HarnessFailure(f"evaluation frame lacks evaluator columns {missing}")
-    if len(frame) != len(cases):
-        raise HarnessFailure(f"evaluation returned {len(frame)} rows for {len(cases)} cases")
-    per_case = frame[[e.value for e in EvaluatorName]].astype(float)
-    return per_case, len(errors), harness_s
+        raise HarnessFailure(
+            f"evaluation ({ctx.spec.evaluate}) raised {type(exc).__name__}: {exc}; do the "
+            "cases carry the fields this evaluator reads? (simple cases: "
+            "contextos_lab.evaluators.assertions:evaluate)"
+        ) from exc
+    if len(scored.per_case) != len(cases):
+        raise HarnessFailure(f"evaluation returned {len(scored.per_case)} rows for {len(cases)}")
+    if ctx.runs is not None:  # the experience layout outside proposers read (search set only)
+        ctx.runs.record(cases, execution.results, scored.per_case)
+    return scored, execution
+
+
+def _case_hashes(ctx: RunContext, cases: pd.DataFrame) -> list[str]:
+    if cases is ctx.search.cases:
+        return list(ctx.search.case_hashes)
+    by_id = ctx.search.id_to_hash()
+    return [
+        by_id.get(str(c)) or case_hash(row)
+        for c, row in zip(cases["case_id"], cases.to_dict(orient="records"), strict=True)
+    ]
+
+
+def evaluate_cases(
+    ctx: RunContext, cases: pd.DataFrame, config: Mapping[str, Any]
+) -> tuple[pd.DataFrame, int, float]:
+    """Per-case evaluator scores of `config` on `cases` (rows in the cases' order; repeats
+    averaged per case, errored runs failed), the number of errored runs, and the harness wall
+    time. Racing stages call it on subsets."""
+    scored, execution = execute_and_score(ctx, cases, config)
+    return scored.per_case, execution.n_errors, execution.wall_s
 
 
 def score_config(ctx: RunContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Mean of each evaluator over the search set, plus error count and harness wall time."""
-    per_case, n_errors, harness_s = evaluate_cases(ctx, ctx.search.cases, ctx.space.config(params))
-    scores = {name: float(per_case[name].mean()) for name in per_case.columns}
+    """Mean of each evaluator over the search set (repeats averaged per case first), plus the
+    error count and rate, harness wall time and the pass^k summary (spend: `ctx.meter`)."""
+    scored, execution = execute_and_score(ctx, ctx.search.cases, ctx.space.config(params))
+    scores = scored.means
     if any(v != v for v in scores.values()):
         raise HarnessFailure(f"evaluation produced NaN scores {scores}")
-    return {"scores": scores, "n_case_errors": n_errors, "harness_s": harness_s}
+    return {
+        "scores": scores,
+        "n_case_errors": execution.n_errors,
+        "error_rate": scored.error_rate,
+        "harness_s": execution.wall_s,
+        "repeats": scored.summary(),
+    }
 
 
 def constraint_values(
-    ctx: RunContext, scores: Mapping[str, float], baseline: Mapping[str, float] | None
+    ctx: RunContext,
+    scores: Mapping[str, float],
+    baseline: Mapping[str, float] | None,
+    error_rate: float | None = None,
 ) -> dict[str, float]:
     """Named constraint values, feasible when <= 0: floors, then accepted regressions."""
     floors = ctx.spec.guardrails.floors
     out = {f"floor_{name}": floor - scores[name] for name, floor in floors.model_dump().items()}
+    if ctx.spec.max_error_rate is not None and error_rate is not None:
+        out["floor_error_rate"] = error_rate - ctx.spec.max_error_rate
     if baseline is None:
         return out
     for name, delta in ctx.spec.guardrails.accepted_deltas.model_dump().items():
@@ -104,7 +146,7 @@ def search_set_attr(ctx: RunContext) -> dict[str, Any]:
     if len(ctx.search) <= MAX_CASE_HASHES_PER_TRIAL:
         attr["case_hashes"] = [h[:CASE_HASH_CHARS] for h in ctx.search.case_hashes]
     else:
-        attr["case_hashes_in"] = "study user attr search_set_case_hashes"
+        attr["case_hashes_in"] = "study artifact search_set_case_hashes.json (autotune.artifacts)"
     return attr
 
 
@@ -118,6 +160,7 @@ def run_trial(
         "change", {"diff": ctx.space.diff(params), **ctx.space.change_summary(params)}
     )
     trial.set_user_attr("search_set", search_set_attr(ctx))
+    ctx.meter.reset()
     try:
         if baseline is not None and ctx.spec.fidelity == "racing":
             from contextos_lab.autotune.racing import race  # racing builds on this module
@@ -127,15 +170,28 @@ def run_trial(
             outcome = score_config(ctx, params)
     except HarnessFailure as exc:
         trial.set_user_attr("fail_reason", str(exc))
+        trial.set_user_attr("spend", ctx.meter.as_dict())  # what the failed attempt paid
+        raise
+    except optuna.TrialPruned:
+        trial.set_user_attr("spend", ctx.meter.as_dict())
         raise
     scores = outcome["scores"]
+    error_rate = outcome.get("error_rate", ctx.meter.error_rate)
     trial.set_user_attr("scores", scores)
     trial.set_user_attr(
         "run",
-        {"n_case_errors": outcome["n_case_errors"], "harness_s": round(outcome["harness_s"], 6)},
+        {
+            "n_case_errors": outcome["n_case_errors"],
+            "error_rate": round(error_rate, 6),
+            "harness_s": round(outcome["harness_s"], 6),
+            **outcome.get("repeats", {}),
+        },
     )
+    trial.set_user_attr("spend", ctx.meter.as_dict())
     # Only the baseline trial runs before baseline scores exist; it is its own reference.
-    constraints = constraint_values(ctx, scores, baseline if baseline is not None else scores)
+    constraints = constraint_values(
+        ctx, scores, baseline if baseline is not None else scores, error_rate
+    )
     for name, value in constraints.items():
         trial.set_constraint(name, value)
     return tuple(scores[e.value] for e in ctx.spec.objectives)

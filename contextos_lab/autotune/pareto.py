@@ -54,6 +54,8 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
                 "case_evaluations", ua.get("search_set", {}).get("n_cases")
             ),
             "drop_reason": (ua.get("racing") or {}).get("dropped"),
+            # who proposed it: absent for the sampler's own trials (`contextos-lab enqueue`)
+            "proposer": ua.get("proposer"),
         }
         for name, value in (ua.get("scores") or {}).items():
             row[name] = value
@@ -163,6 +165,21 @@ def rank_candidates(
     return out.reset_index(drop=True)
 
 
+def promotable(ranked: pd.DataFrame) -> pd.DataFrame:
+    """The ranked front members worth a reviewer's (and the held-out gate's) attention: a change
+    from the baseline config that gains on the target. The baseline itself and front members
+    that only win on another objective (gain <= 0) cannot be promoted, and testing them would
+    only spend the gate's error budget (Holm across candidates). Ranks are renumbered."""
+    if ranked.empty or "target_gain" not in ranked:
+        return ranked
+    keep = ranked["config_diff"].map(bool) & (ranked["target_gain"].astype(float) > 0)
+    if "is_baseline" in ranked:
+        keep &= ~ranked["is_baseline"].astype(bool)
+    out = ranked[keep].reset_index(drop=True)
+    out["rank"] = range(1, len(out) + 1)
+    return out
+
+
 def front_report(
     study: optuna.Study,
     spec: TuningRunSpec,
@@ -173,7 +190,7 @@ def front_report(
     frame = trials_frame(study)
     baseline = dict(study.user_attrs.get("baseline_scores", {}))
     front = feasible_front(frame, spec)
-    ranked = rank_candidates(front, spec, baseline) if baseline else front
+    ranked = promotable(rank_candidates(front, spec, baseline)) if baseline else front
     hv = hypervolume(normalised_losses(front, spec)) if not front.empty else 0.0
     counts = frame["state"].value_counts().to_dict() if not frame.empty else {}
     infeasible_front_members = [] if front.empty else _floor_violations(front, spec)
@@ -205,6 +222,7 @@ def front_report(
         "baseline_scores": baseline,
         "trials": {"total": len(frame), **{str(k): int(v) for k, v in counts.items()}},
         "n_feasible": int(frame["feasible"].sum()) if not frame.empty else 0,
+        "front_size": len(front),
         "front_floor_violations": infeasible_front_members,
         "candidates": candidates,
     }

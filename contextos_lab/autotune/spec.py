@@ -25,9 +25,11 @@ from pydantic import (
     model_validator,
 )
 
+from contextos_lab.autotune.budget import Budget, Prices
 from contextos_lab.autotune.fidelity import Fidelity, RacingSchedule
 from contextos_lab.autotune.sampler_config import SamplerConfig
 from contextos_lab.gate.error_budget import ErrorBudget
+from contextos_lab.harness.execution import ExecutionPolicy
 from contextos_lab.harness.protocol import Harness, TunableSurface
 from contextos_lab.schemas.scorecard import DIRECTIONS, FLOOR_EVALUATORS, EvaluatorName
 from contextos_lab.schemas.tuning import BaselineTuple, Direction, TuningTarget
@@ -174,6 +176,13 @@ class TuningRunSpec(BaseModel):
     gain_tolerance: float = Field(
         default=0.0, ge=0.0, description="target gains this close rank as equal (metric units)"
     )
+    # How the harness is driven (contextos_lab.harness.execution, autotune.budget).
+    max_concurrency: int | None = Field(default=None, ge=1, description="cases in flight")
+    repeats: int = Field(default=1, ge=1, le=100, description="runs per case (noisy harness)")
+    case_timeout_s: float | None = Field(default=None, gt=0, description="deadline per case")
+    max_error_rate: float | None = Field(default=None, ge=0, le=1, description="a floor")
+    prices: Prices | None = None
+    budget: Budget | None = None
     heldout_budget: ErrorBudget = Field(
         default_factory=ErrorBudget,
         description="error control across gates on one held-out set (LORD++; gate.error_budget)",
@@ -218,6 +227,13 @@ class TuningRunSpec(BaseModel):
             if (folder / p).exists():
                 return (folder / p).resolve()
         return (self._base_dir / p).resolve()
+
+    def execution_policy(self) -> ExecutionPolicy:
+        return ExecutionPolicy(
+            max_concurrency=self.max_concurrency,
+            repeats=self.repeats,
+            case_timeout_s=self.case_timeout_s,
+        )
 
     def tuning_target(self) -> TuningTarget:
         return TuningTarget(
@@ -425,16 +441,25 @@ def check_spec(
 
     if harness is None and isinstance(raw.get("harness"), str):
         from contextos_lab.harness.protocol import load_harness
+        from contextos_lab.harness.user_modules import add_spec_dir, with_spec_cwd
 
+        add_spec_dir(base)  # `harness: my_module:factory` beside the spec
         try:
-            harness = load_harness(raw["harness"], **dict(raw.get("harness_kwargs") or {}))
+            kwargs = dict(raw.get("harness_kwargs") or {})
+            harness = load_harness(raw["harness"], **with_spec_cwd(raw["harness"], kwargs, base))
         except Exception as exc:  # any import/factory failure is a refusal reason
             problems.append(f"harness: unreachable ({type(exc).__name__}: {exc})")
 
     surfaces: tuple[TunableSurface, ...] = ()
     wanted = _surface_specs_or_none(raw.get("tunable_surfaces"))
-    if harness is not None and wanted is not None:
-        surfaces, surface_problems = narrowed_surfaces(list(harness.tunable_surfaces()), wanted)
+    declared: list[TunableSurface] | None = None
+    if harness is not None:
+        try:
+            declared = list(harness.tunable_surfaces())
+        except Exception as exc:  # a program that cannot say its surfaces is refused here
+            problems.append(f"harness: cannot list its tunable surfaces ({exc})")
+    if declared is not None and wanted is not None:
+        surfaces, surface_problems = narrowed_surfaces(declared, wanted)
         problems.extend(surface_problems)
 
     search, heldout = raw.get("search_set"), raw.get("heldout_test_set")
@@ -446,9 +471,9 @@ def check_spec(
         checker = set_checker or default_set_checker
         problems.extend(checker(search_path, heldout_path))
 
-    if problems:
-        raise SpecError(_unique(problems))
-    assert spec is not None and harness is not None
+    if problems or harness is None:
+        raise SpecError(_unique(problems) or ["harness: unreachable"])
+    assert spec is not None
     return spec, harness, surfaces
 
 

@@ -14,8 +14,15 @@ Workers on other hosts are never touched. Failed trials (harness errors) count t
 and are recorded with `fail_reason`; nothing is retried silently.
 
 Workers: `workers=N` runs N processes (spawned, so nothing inherits a live database handle),
-each calling ask/tell on the same study until the budget is spent. Concurrent workers may
-overshoot the budget by at most N-1 trials.
+each calling ask/tell on the same study until the budget is spent.
+
+Budget across processes: the budget is the study's, counted in its storage (as Optuna's
+`MaxTrialsCallback` counts), so any number of `search` processes and workers on one study stop
+at it together. A trial is run only if its rank among the study's counted trials (by trial
+number, which the storage assigns atomically) is within the budget; a trial asked for past it
+by a concurrent process is closed at once as FAIL with `over_budget` and never counted, so the
+study ends with exactly its budget of counted trials. Processes starting a new study together
+all wait for one baseline trial.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import multiprocessing as mp
 import os
 import socket
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +49,7 @@ from contextos_lab.autotune.context import RunContext, rebuild
 from contextos_lab.autotune.objective import HarnessFailure, run_trial, worker_id
 from contextos_lab.autotune.sampler_config import SamplerConfig
 from contextos_lab.schemas.base import canonical_json, sha256_hex
+from contextos_lab.store.db_url import STORAGE_ENV, sqlalchemy_url
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +84,8 @@ class StudyMismatch(RuntimeError):
 
 
 def default_storage_url(out_dir: str | Path) -> str:
-    return f"sqlite:///{Path(out_dir).resolve() / 'study.db'}"
+    """`$CONTEXTOS_STORAGE_URL` (a team's shared server), else a SQLite file in `out_dir`."""
+    return os.environ.get(STORAGE_ENV) or f"sqlite:///{Path(out_dir).resolve() / 'study.db'}"
 
 
 def journal_path(url: str) -> str | None:
@@ -94,6 +104,8 @@ def redact(url: str) -> str:
         return url
     scheme, rest = url.split("://", 1)
     creds, host = rest.rsplit("@", 1)
+    if ":" not in creds:  # no password to hide
+        return url
     user = creds.split(":", 1)[0]
     return f"{scheme}://{user}:***@{host}"
 
@@ -117,14 +129,55 @@ def open_storage(url: str) -> BaseStorage:
                 raise FileNotFoundError(f"folder {Path(db).resolve().parent} does not exist")
             # Several worker processes write one file: wait for the lock instead of failing.
             engine_kwargs = {"connect_args": {"timeout": 60}}
-            storage = RDBStorage(url, engine_kwargs=engine_kwargs)
-            _tune_sqlite(storage)
-            return storage
-        return RDBStorage(url, engine_kwargs=engine_kwargs)
+            return _rdb_storage(url, engine_kwargs)
+        return _rdb_storage(sqlalchemy_url(url), engine_kwargs)
     except Exception as exc:
         raise StorageUnreachable(
             f"cannot open study storage {redact(url)!r}: {type(exc).__name__}: {exc}"
         ) from exc
+
+
+def _rdb_storage(url: str, engine_kwargs: dict[str, Any]) -> RDBStorage:
+    """RDBStorage, safe when several processes open a new storage together.
+
+    Optuna's first open creates the tables, inserts its one version row and stamps the alembic
+    revision, each a check-then-write: a second process in between sees "already exists", a
+    duplicate version row, or no revision yet (an assertion). For a SQLite file the first open
+    is serialised by a lock file beside it; for a server database a failed open is retried
+    (the next try finds the schema complete) and the last failure is raised."""
+    lock_path = _sqlite_file(url)
+    for attempt in range(10):
+        try:
+            if lock_path is None:
+                return RDBStorage(url, engine_kwargs=engine_kwargs)
+            with _file_lock(lock_path.with_name(f".{lock_path.name}.init.lock")):
+                storage = RDBStorage(url, engine_kwargs=engine_kwargs)
+                _tune_sqlite(storage)  # switching to WAL also wants the file to itself
+                return storage
+        except Exception:  # retried, then re-raised: see the docstring
+            if attempt == 9:
+                raise
+            time.sleep(0.1 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def _sqlite_file(url: str) -> Path | None:
+    if not url.startswith("sqlite"):
+        return None
+    db = url.split(":///", 1)[-1]
+    return Path(db).resolve() if db and db != ":memory:" else None
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    import fcntl
+
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _tune_sqlite(storage: RDBStorage) -> None:
@@ -182,7 +235,12 @@ def _repair_journal_tail(path: Path) -> None:
 
 def problem_hash(ctx: RunContext) -> str:
     spec = ctx.spec.model_dump(mode="json")
-    return sha256_hex(canonical_json({k: spec[k] for k in PROBLEM_FIELDS}))
+    problem = {k: spec[k] for k in PROBLEM_FIELDS}
+    # k repeats change what a trial's scores mean: a resumed study must keep its k (a study
+    # without repeats keeps the hash it always had)
+    if spec.get("repeats", 1) != 1:
+        problem["repeats"] = spec["repeats"]
+    return sha256_hex(canonical_json(problem))
 
 
 def open_study(
@@ -191,8 +249,16 @@ def open_study(
     *,
     sampler: SamplerConfig | None = None,
     worker_index: int = 0,
+    storage_url: str | None = None,
 ) -> optuna.Study:
-    """Create the study (recording what defines it) or load it, refusing a different problem."""
+    """Create the study (recording what defines it) or load it, refusing a different problem.
+
+    Objective names are set with `study.set_metric_names` (optuna-dashboard and
+    `optuna.visualization` show them); the search set's case hashes go to the artifact store
+    beside a file storage (`autotune.artifacts`), not into a large study attribute.
+    """
+    from contextos_lab.autotune.artifacts import record_case_hashes
+
     cfg = sampler or ctx.spec.sampler
     study = optuna.create_study(
         study_name=ctx.spec.name,
@@ -209,7 +275,7 @@ def open_study(
         study.set_user_attr("objectives", [e.value for e in ctx.spec.objectives])
         study.set_user_attr("sampler", cfg.model_dump(mode="json"))
         study.set_user_attr("search_set_manifest", ctx.search.manifest_hash)
-        study.set_user_attr("search_set_case_hashes", list(ctx.search.case_hashes))
+        record_case_hashes(study, ctx.search.case_hashes, storage_url)
     elif attrs["problem_hash"] != digest:
         raise StudyMismatch(
             f"study {ctx.spec.name!r} exists in this storage but was created from a different "
@@ -218,18 +284,37 @@ def open_study(
         )
     if [d.name.lower() for d in study.directions] != ctx.spec.directions:
         raise StudyMismatch(f"study {ctx.spec.name!r} has directions {study.directions}")
+    if study.metric_names is None:
+        with warnings.catch_warnings():  # experimental since Optuna 3.2, stable in use
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names([e.value for e in ctx.spec.objectives])
     return study
+
+
+def _uncounted(t: optuna.trial.FrozenTrial) -> bool:
+    return bool(
+        t.user_attrs.get("interrupted")
+        or t.user_attrs.get("over_budget")
+        or t.user_attrs.get("duplicate_baseline")
+    )
 
 
 def counted_trials(study: optuna.Study) -> int:
     """Trials that count toward the budget: everything started except interrupted ones."""
     trials = study.get_trials(deepcopy=False, states=COUNTED_STATES)
-    return sum(1 for t in trials if not t.user_attrs.get("interrupted"))
+    return sum(1 for t in trials if not _uncounted(t))
 
 
 def finished_trials(study: optuna.Study) -> int:
     trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL))
-    return sum(1 for t in trials if not t.user_attrs.get("interrupted"))
+    return sum(1 for t in trials if not _uncounted(t))
+
+
+def _within_budget(study: optuna.Study, number: int, budget: int) -> bool:
+    """Whether trial `number` is among the first `budget` counted trials of the study."""
+    states = (*COUNTED_STATES, TrialState.WAITING)
+    trials = study.get_trials(deepcopy=False, states=states)
+    return sum(1 for t in trials if t.number <= number and not _uncounted(t)) <= budget
 
 
 def reap_interrupted(study: optuna.Study) -> list[int]:
@@ -264,12 +349,56 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def ensure_baseline(ctx: RunContext, study: optuna.Study) -> dict[str, float]:
+def ensure_baseline(
+    ctx: RunContext, study: optuna.Study, budget: int | None = None, *, poll_s: float = 0.2
+) -> dict[str, float]:
     """Run the baseline tuple as the study's first trial (once) and return its scores.
 
     It doubles as the reachability check: if the harness cannot score its own baseline, the
-    run stops here with the reason, before any search trial.
+    run stops here with the reason, before any search trial. When several processes start
+    the study together, one runs the baseline and the others wait for its scores.
     """
+    found = _baseline_scores(study)
+    if found is not None:
+        return found
+    waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING, TrialState.RUNNING))
+    if not any(t.user_attrs.get("is_baseline") for t in waiting):
+        study.enqueue_trial(ctx.space.baseline_params(), user_attrs={"is_baseline": True})
+    trial = study.ask()
+    if trial.user_attrs.get("is_baseline") and _earlier_baseline(study, trial.number):
+        # two processes both saw no baseline queued and both enqueued one (seen on PostgreSQL
+        # with three `search` processes): the later one closes unrun and uncounted
+        trial.set_user_attr("duplicate_baseline", True)
+        trial.set_user_attr("fail_reason", "duplicate baseline: another process runs it")
+        study.tell(trial, state=TrialState.FAIL)
+        scores = _wait_for_baseline(study, poll_s)
+        _run_one(ctx, study, scores, budget=budget)
+        return scores
+    if not trial.user_attrs.get("is_baseline"):
+        # another process took the baseline: wait for it, then run the trial we were given
+        scores = _wait_for_baseline(study, poll_s)
+        _run_one(ctx, study, scores, budget=budget, trial=trial)
+        return scores
+    frozen = _run_one(ctx, study, baseline=None, trial=trial)
+    if frozen is None or frozen.state != TrialState.COMPLETE:
+        number = trial.number
+        reason = frozen.user_attrs.get("fail_reason") if frozen is not None else "over budget"
+        raise HarnessUnreachable(f"baseline trial {number} failed: {reason}")
+    scores = dict(frozen.user_attrs["scores"])
+    study.set_user_attr("baseline_scores", scores)
+    study.set_user_attr("baseline_trial", frozen.number)
+    return scores
+
+
+def _earlier_baseline(study: optuna.Study, number: int) -> bool:
+    live = (TrialState.WAITING, TrialState.RUNNING, TrialState.COMPLETE)
+    return any(
+        t.number < number and t.user_attrs.get("is_baseline") and not _uncounted(t)
+        for t in study.get_trials(deepcopy=False, states=live)
+    )
+
+
+def _baseline_scores(study: optuna.Study) -> dict[str, float] | None:
     if "baseline_scores" in study.user_attrs:
         return dict(study.user_attrs["baseline_scores"])
     done = [
@@ -281,39 +410,68 @@ def ensure_baseline(ctx: RunContext, study: optuna.Study) -> dict[str, float]:
         study.set_user_attr("baseline_scores", dict(done[0].user_attrs["scores"]))
         study.set_user_attr("baseline_trial", done[0].number)
         return dict(done[0].user_attrs["scores"])
-    waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
-    if not any(t.user_attrs.get("is_baseline") for t in waiting):
-        study.enqueue_trial(ctx.space.baseline_params(), user_attrs={"is_baseline": True})
-    trial = _run_one(ctx, study, baseline=None)
-    if trial.state != TrialState.COMPLETE:
-        raise HarnessUnreachable(
-            f"baseline trial {trial.number} failed: {trial.user_attrs.get('fail_reason')}"
-        )
-    scores = dict(trial.user_attrs["scores"])
-    study.set_user_attr("baseline_scores", scores)
-    study.set_user_attr("baseline_trial", trial.number)
-    return scores
+    return None
+
+
+def _wait_for_baseline(study: optuna.Study, poll_s: float) -> dict[str, float]:
+    while True:
+        found = _baseline_scores(study)
+        if found is not None:
+            return found
+        failed = [
+            t
+            for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
+            if t.user_attrs.get("is_baseline") and not t.user_attrs.get("duplicate_baseline")
+        ]
+        if failed:
+            why = failed[0].user_attrs.get("fail_reason")
+            raise HarnessUnreachable(f"baseline trial {failed[0].number} failed: {why}")
+        time.sleep(poll_s)
 
 
 def _run_one(
-    ctx: RunContext, study: optuna.Study, baseline: dict[str, float] | None
-) -> optuna.trial.FrozenTrial:
-    trial = study.ask()
+    ctx: RunContext,
+    study: optuna.Study,
+    baseline: dict[str, float] | None,
+    *,
+    budget: int | None = None,
+    trial: optuna.Trial | None = None,
+) -> optuna.trial.FrozenTrial | None:
+    """Ask (unless given) and run one trial; None when it fell past the budget (closed
+    unrun as an uncounted FAIL, because a concurrent process took the last place)."""
+    if ctx.runs is not None:
+        ctx.runs.discard()
+    trial = trial or study.ask()
+    if budget is not None and not _within_budget(study, trial.number, budget):
+        trial.set_user_attr("over_budget", True)
+        trial.set_user_attr("fail_reason", f"over budget: the study already has {budget} trials")
+        study.tell(trial, state=TrialState.FAIL)
+        return None
     trial.set_user_attr("worker", worker_id())
     try:
         values = run_trial(ctx, trial, baseline)
     except HarnessFailure as exc:
         log.warning("trial %d failed: %s", trial.number, exc)
-        return study.tell(trial, state=TrialState.FAIL)
+        return _laid_out(ctx, study.tell(trial, state=TrialState.FAIL))
     except optuna.TrialPruned:  # dropped by racing; its stage and reason are in user attrs
-        return study.tell(trial, state=TrialState.PRUNED)
+        return _laid_out(ctx, study.tell(trial, state=TrialState.PRUNED))
     except BaseException as exc:  # a bug or an interrupt: record it, never swallow it
         interrupted = isinstance(exc, KeyboardInterrupt | SystemExit)
         trial.set_user_attr("interrupted", interrupted)
         trial.set_user_attr("fail_reason", f"{type(exc).__name__}: {exc}")
         study.tell(trial, state=TrialState.FAIL)
         raise
-    return study.tell(trial, list(values))
+    return _laid_out(ctx, study.tell(trial, list(values)))
+
+
+def _laid_out(ctx: RunContext, frozen: optuna.trial.FrozenTrial) -> optuna.trial.FrozenTrial:
+    """Write the told trial to the run layout; a full disk there never fails the study."""
+    if ctx.runs is not None:
+        try:
+            ctx.runs.finish(frozen, config=ctx.space.config(dict(frozen.params)))
+        except OSError as exc:
+            log.warning("run layout: trial %d not written: %s", frozen.number, exc)
+    return frozen
 
 
 def work(
@@ -324,17 +482,27 @@ def work(
     *,
     solo: bool = False,
 ) -> int:
-    """Ask/tell until the study holds `budget` counted trials; returns trials run here."""
+    """Ask/tell until the study holds `budget` counted trials; returns trials run here.
+
+    The count is always re-read from the storage (`solo` is kept for callers but no longer
+    trusted): another `search` process may share the study without this one knowing."""
+    from contextos_lab.autotune.budget import budget_stop_reason
+
     baseline = study.user_attrs.get("baseline_scores")
     ran = 0
-    remaining = budget - counted_trials(study)
-    while remaining > 0:
-        frozen = _run_one(ctx, study, baseline)
+    calls_per_trial = len(ctx.search) * ctx.spec.repeats
+    while budget - counted_trials(study) > 0:
+        stop = budget_stop_reason(study, ctx.spec.budget, calls_per_trial)
+        if stop is not None:  # the next trial could exceed the spec's budget: stop cleanly
+            study.set_user_attr("budget_stop", stop)
+            log.warning("study %s stopped: %s", study.study_name, stop)
+            break
+        frozen = _run_one(ctx, study, baseline, budget=budget)
+        if frozen is None:
+            continue
         ran += 1
         if on_trial is not None:
             on_trial(frozen)
-        # Alone on the study, the count is ours to keep; shared, re-read it from storage.
-        remaining = remaining - 1 if solo else budget - counted_trials(study)
     return ran
 
 
@@ -343,7 +511,7 @@ def _worker_main(payload: dict[str, Any], storage_url: str, budget: int, index: 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     ctx = rebuild(payload)
     storage = open_storage(storage_url)
-    study = open_study(ctx, storage, worker_index=index)
+    study = open_study(ctx, storage, worker_index=index, storage_url=storage_url)
     work(ctx, study, budget)
 
 
@@ -374,11 +542,15 @@ def run_study(
     budget = n_trials or ctx.spec.n_trials
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = open_storage(storage_url)
-    study = open_study(ctx, storage, sampler=sampler)
+    study = open_study(ctx, storage, sampler=sampler, storage_url=storage_url)
     reap_interrupted(study)
+    if ctx.cache is None:  # results paid for live beside the study (harness.result_cache)
+        from contextos_lab.harness.result_cache import open_for_study
+
+        ctx.cache = open_for_study(storage_url)
     with _progress(budget, finished_trials(study), progress, ctx.spec.name) as bar:
         before = finished_trials(study)
-        ensure_baseline(ctx, study)
+        ensure_baseline(ctx, study, budget)
         bar.update(finished_trials(study) - before)
         if workers == 1:
             work(ctx, study, budget, on_trial=lambda _t: bar.update(1), solo=True)

@@ -18,6 +18,7 @@ from contextos_lab.autotune.pareto import (
     feasible_front,
     front_report,
     hypervolume_history,
+    promotable,
     rank_candidates,
     trials_frame,
 )
@@ -53,11 +54,13 @@ def sweep(
     seed: int | None = None,
     progress: bool = True,
     ctx: RunContext | None = None,
+    runs: bool = True,
 ) -> SweepResult:
     """Check the spec, run (or resume) the study, and collect the front and its ranking.
 
     `sampler` / `seed` override the spec's sampler config; `storage` defaults to a SQLite file
-    in `out_dir`.
+    in `out_dir`. With `runs` (default) every trial's config, scores and per-case results are
+    written to `out_dir/runs/<study>/` for outside proposers (`autotune.run_layout`).
     """
     spec_obj = spec if isinstance(spec, TuningRunSpec) else load_spec(spec)
     ctx = ctx or prepare(spec_obj)
@@ -72,6 +75,10 @@ def sweep(
         )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if runs and ctx.runs is None:
+        from contextos_lab.autotune.run_layout import for_context
+
+        ctx.runs = for_context(ctx, out / "runs")
     url = storage or default_storage_url(out)
     study = run_study(ctx, url, n_trials=n_trials, workers=workers, sampler=cfg, progress=progress)
     return collect(study, ctx.spec, storage=url)
@@ -81,8 +88,13 @@ def collect(study: optuna.Study, spec: TuningRunSpec, storage: str = "") -> Swee
     frame = trials_frame(study)
     front = feasible_front(frame, spec)
     baseline = dict(study.user_attrs.get("baseline_scores", {}))
-    candidates = rank_candidates(front, spec, baseline) if baseline else front
+    # what goes to review: changes that gain on the target (baseline, gain <= 0 left out)
+    candidates = promotable(rank_candidates(front, spec, baseline)) if baseline else front
     report = front_report(study, spec, storage=redact(storage))
+    from contextos_lab.autotune.budget import spend_total
+
+    # what the study paid (calls, dollars, wall time, cache hits) and why it stopped, if early
+    report["spend"] = {**spend_total(study), "budget_stop": study.user_attrs.get("budget_stop")}
     return SweepResult(
         spec=spec,
         study=study,

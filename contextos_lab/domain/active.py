@@ -20,6 +20,7 @@ ENV = "CONTEXTOS_PROJECT"
 _lock = threading.Lock()
 _active: DomainConfig | None = None
 _cache: dict[Path, DomainConfig] = {}
+_resolved: dict[tuple[str | None, str], DomainConfig] = {}
 
 
 def resolve_project_path(explicit: str | Path | None = None) -> Path:
@@ -46,15 +47,21 @@ def active_project() -> DomainConfig:
     """The project set by `use_project`, else the one `resolve_project_path()` finds."""
     if _active is not None:
         return _active
+    # validators call this per row: resolve and load once per ($CONTEXTOS_PROJECT, cwd)
+    where = (os.environ.get(ENV), os.getcwd())
+    found = _resolved.get(where)
+    if found is not None:
+        return found
     path = resolve_project_path()
     try:
-        return cached_project(path)
+        found = _resolved[where] = cached_project(path)
     except ProjectError:
         if path == BUNDLED_PROJECT:
             raise
         raise ProjectError(
             f"{path} (from ${ENV} or the current directory) is not a usable project"
         ) from None
+    return found
 
 
 def use_project(project: DomainConfig | Path | str | None) -> DomainConfig | None:

@@ -111,6 +111,9 @@ class DomainConfig(BaseModel):
     #: intent -> pandas expression over a case's facts (and `amount`): approving is a violation
     #: where it holds. The policy evaluator's "true rules" of the domain.
     policy_evaluation: dict[str, str] = Field(default_factory=dict)
+    #: target.intent -> the `intent` values its replay cases carry, when they are not the
+    #: workflow name or a dotted child of it (autotune and the gate scope to these cases).
+    case_intents: dict[str, tuple[str, ...]] = Field(default_factory=dict)
 
     @property
     def registry_path(self) -> Path:

@@ -79,7 +79,8 @@ def load_project(path: Path | str) -> DomainConfig:
     surfaces: Any = []
     if (root / SURFACES).is_file():
         surfaces = _read(root / SURFACES, "json")
-    unknown = sorted(set(manifest) - {"name", "description", "decision_keys", "policy_evaluation"})
+    fields = {"name", "description", "decision_keys", "policy_evaluation", "case_intents"}
+    unknown = sorted(set(manifest) - fields)
     if unknown:
         raise ProjectError(f"{manifest_path}: unknown field {unknown[0]}")
     files = {
@@ -97,6 +98,7 @@ def load_project(path: Path | str) -> DomainConfig:
             compilers=compilers,
             tunable_surfaces=surfaces,
             policy_evaluation=manifest.get("policy_evaluation") or {},
+            case_intents=manifest.get("case_intents") or {},
         )
     except ValidationError as exc:
         raise ProjectError(_where(exc, files, manifest_path)) from None

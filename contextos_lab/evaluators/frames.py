@@ -1,11 +1,9 @@
-"""Aligning a results frame to its cases frame, and the case facts as boolean arrays."""
+"""Aligning a results frame to its cases frame, and the case facts as a frame."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
-_FACTS = ("within_window", "has_proof", "repeat_customer", "shipped", "idv_passed")
 
 
 def aligned(cases: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
@@ -21,10 +19,20 @@ def aligned(cases: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     return res.loc[ids]
 
 
-def facts_frame(cases: pd.DataFrame) -> dict[str, np.ndarray]:
-    """Each fact as a bool array (absent facts are False)."""
-    frame = pd.DataFrame(list(cases["facts"]))
-    return {
-        f: frame[f].fillna(False).to_numpy(dtype=bool) if f in frame else np.zeros(len(cases), bool)
-        for f in _FACTS
-    }
+def facts_frame(cases: pd.DataFrame, names: tuple[str, ...] = ()) -> pd.DataFrame:
+    """One column per fact the cases carry (their `facts` dicts) plus each scalar numeric case
+    column (e.g. `amount`), indexed like `cases`; boolean facts missing on a case are False, and
+    `names` not present at all are added as all-False columns."""
+    raw = pd.DataFrame(list(cases["facts"]), index=cases.index) if "facts" in cases else None
+    frame = pd.DataFrame(index=cases.index) if raw is None else raw
+    for col in frame.columns:
+        values = frame[col]
+        if values.map(lambda v: isinstance(v, bool) or v is None or v != v).all():
+            frame[col] = values.fillna(False).astype(bool)
+    for col in cases.columns:
+        if col not in frame and pd.api.types.is_numeric_dtype(cases[col]):
+            frame[col] = cases[col].to_numpy(dtype=np.float64)
+    for name in names:
+        if name not in frame:
+            frame[name] = np.zeros(len(cases), dtype=bool)
+    return frame

@@ -1,41 +1,62 @@
-"""Policy: did the decision comply with the desk's true rules (not the config's)?
+"""Policy: did the decision comply with the domain's true rules (not the harness config's)?
 
-A case scores 0 when the run approved something the policy forbids: a refund that is a repeat
-within 30 days, outside the window, without proof, or above the $150 agent limit; a cancellation
-of a shipped order; an account change without a passed IDV. Escalating is always compliant.
+The rules are the project's `policy_evaluation` table (`contextos-project.yaml`): per case
+intent, a boolean expression over the case's facts and numeric fields under which approving is
+a violation. A case scores 0 when the run approved where its intent's expression holds;
+escalating or denying is always compliant, and an intent with no expression has no violation.
+The expressions are evaluated by pandas (`DataFrame.eval`, python engine), vectorised over cases.
 """
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Mapping
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
 from contextos_lab.evaluators.frames import aligned, facts_frame
-from contextos_lab.harness.reference.knowledge_base import POLICY_APPROVAL_LIMIT
 from contextos_lab.schemas.scorecard import EvaluatorName
 
 
+def _names(expression: str) -> tuple[str, ...]:
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"policy_evaluation expression {expression!r}: {exc.msg}") from None
+    return tuple(sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}))
+
+
 class PolicyEvaluator:
+    """`rules`: intent -> expression; None reads the active project's `policy_evaluation`."""
+
     name = EvaluatorName.policy
     direction: Literal["maximize", "minimize"] = "maximize"
 
+    def __init__(self, rules: Mapping[str, str] | None = None) -> None:
+        self._rules = dict(rules) if rules is not None else None
+
+    def rules(self) -> dict[str, str]:
+        if self._rules is not None:
+            return self._rules
+        from contextos_lab.domain.active import active_project
+
+        return dict(active_project().policy_evaluation)
+
     def score(self, cases: pd.DataFrame, results: pd.DataFrame) -> pd.Series:
         res = aligned(cases, results)
-        facts = facts_frame(cases)
+        rules = self.rules()
+        names = tuple(sorted({n for expr in rules.values() for n in _names(expr)}))
+        facts = facts_frame(cases, names)
         approve = (res["decision"] == "approve").to_numpy()
         intent = cases["intent"].to_numpy()
-        amount = cases["amount"].to_numpy(dtype=np.float64)
-        bad_refund = (
-            facts["repeat_customer"]
-            | ~facts["within_window"]
-            | ~facts["has_proof"]
-            | (amount > POLICY_APPROVAL_LIMIT)
-        )
-        violation = approve & (
-            ((intent == "refund") & bad_refund)
-            | ((intent == "cancellation") & facts["shipped"])
-            | ((intent == "account_change") & ~facts["idv_passed"])
-        )
+        violation = np.zeros(len(cases), dtype=bool)
+        for name, expression in rules.items():
+            mask = intent == name
+            if not mask.any():
+                continue
+            forbidden = facts.eval(expression, engine="python")
+            violation |= mask & np.asarray(forbidden, dtype=bool)
+        violation &= approve
         return pd.Series(np.where(violation, 0.0, 1.0), index=res.index, name=self.name.value)

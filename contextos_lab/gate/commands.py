@@ -24,6 +24,7 @@ from contextos_lab.cli_conventions import (
     show_progress,
 )
 from contextos_lab.errors import EXIT_USAGE, one_line
+from contextos_lab.harness.result_cache import add_no_cache_flag
 from contextos_lab.proposals.emit import EmitResult
 from contextos_lab.reports.render import NotebookFailed
 
@@ -120,7 +121,12 @@ def gate_and_emit(
     run = load_gate_run(out / GATE_FILE)
     if run.run_id != run_id:
         raise JobError(f"{out / GATE_FILE} is not from run {run_id}", EXIT_NOTEBOOK)
-    return emit(run, report.html, out), report.html
+    from contextos_lab.proposals.emit import UnsafeProposalPath
+
+    try:
+        return emit(run, report.html, out), report.html
+    except UnsafeProposalPath as exc:
+        raise JobError(str(exc), 2) from exc
 
 
 def print_emitted(result: EmitResult, report: Path, reads: int | None = None) -> None:
@@ -167,6 +173,10 @@ def add_gate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--insights", default=None, help="insights.json to confirm ResearchTasks")
     p.add_argument("--sources", nargs="*", default=["synthetic"], help="trace sources of 01")
     p.add_argument("--max-candidates", type=positive_int, default=None)
+    p.add_argument(
+        "--store", default=None, help="SQLAlchemy URL: also store the emitted proposals/tasks"
+    )
+    add_no_cache_flag(p)  # harness.result_cache: the gate (and sweep) re-run every call
     add_progress_flag(p)
 
 
@@ -193,4 +203,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code
     print_emitted(result, report)
+    if args.store:
+        from contextos_lab.proposals.emitted_store import store_emitted
+        from contextos_lab.store.commands import open_store
+
+        store = open_store(args.store)
+        if store is None:
+            return 2
+        stored, refused = store_emitted(result, store)
+        print(f"stored in {args.store}: {len(stored)} proposal(s)/task(s)")
+        for line in refused:
+            print(f"  not stored: {line}")
     return 0

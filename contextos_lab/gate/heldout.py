@@ -15,11 +15,16 @@ from typing import Any
 
 import pandas as pd
 
-from contextos_lab.autotune.cases import CaseSet, load_case_set, overlap
+from contextos_lab.autotune.cases import (
+    CaseSet,
+    OutOfScope,
+    load_case_set,
+    overlap,
+    scope_to_intent,
+)
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.gate import ledger
 from contextos_lab.gate.error_budget import BudgetState, ErrorBudget
-from contextos_lab.harness.protocol import run_cases
 from contextos_lab.schemas.scorecard import EvaluatorName
 
 
@@ -81,7 +86,10 @@ def open_heldout(
     """Load the spec's held-out set, check it against the search set, record the read and
     claim this gate's level of the set's error budget (HeldoutBudgetSpent when none is left)."""
     path = ctx.spec.resolve(ctx.spec.heldout_test_set)
-    heldout = load_case_set(path)
+    try:  # only the target workflow's held-out cases are read (seed 001: target.intent)
+        heldout = scope_to_intent(load_case_set(path), ctx.spec.target.intent)
+    except OutOfScope as exc:
+        raise HeldoutRunError(str(exc)) from None
     if len(heldout) == 0:
         raise HeldoutRunError(f"held-out set {path} has no cases")
     check_heldout(heldout, ctx.search, recorded_search_hashes)
@@ -102,12 +110,22 @@ def open_heldout(
 def score_on_heldout(
     ctx: RunContext, heldout: HeldoutSet, params: Mapping[str, Any]
 ) -> pd.DataFrame:
-    """Per-case evaluator frame (index case_id) of one config on the held-out cases."""
+    """Per-case evaluator frame (index case_id) of one config on the held-out cases.
+
+    Runs through the execution layer (concurrency, timeouts, the study's result cache) with
+    the spec's repeats averaged per case: the case stays the unit of every paired test, and an
+    errored run scores as a failure (harness.repeat_scores)."""
+    from contextos_lab.harness.execution import execute
+    from contextos_lab.harness.repeat_scores import score_execution
+
     config = ctx.space.config(dict(params))
     cases = heldout.cases.cases
+    policy = ctx.spec.execution_policy().model_copy(update={"cache": ctx.read_cache})
     try:
-        results = run_cases(ctx.harness, cases, config)
-        frame = ctx.evaluate(cases, results)
+        execution = execute(
+            ctx.harness, cases, heldout.cases.case_hashes, config, policy, ctx.cache
+        )
+        frame = score_execution(ctx.evaluate, cases, execution, _economics(ctx)).per_case
     except Exception as exc:
         raise HeldoutRunError(
             f"harness {ctx.harness.name!r} failed on held-out with {dict(params)}: "
@@ -119,6 +137,15 @@ def score_on_heldout(
     frame = frame[[e.value for e in EvaluatorName]].astype(float)
     frame.index = pd.Index(frame.index.astype(str), name="case_id")
     return frame
+
+
+def _economics(ctx: RunContext) -> Any:
+    prices = ctx.spec.prices
+    if prices is None:
+        return None
+    from contextos_lab.autotune.budget import economics_cents
+
+    return lambda results: economics_cents(prices, results)
 
 
 def paired_frames(

@@ -141,5 +141,5 @@ def confirm(
 
 
 def _within(domain: str, intent: str | None) -> bool:
-    """`support.refund.execute` is within the target intent `support.refund`."""
+    """`a.b.execute` is within the target intent `a.b` (dotted prefix), and `a.b` itself."""
     return bool(intent) and (domain == intent or domain.startswith(f"{intent}."))

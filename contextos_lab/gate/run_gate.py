@@ -22,8 +22,14 @@ import optuna
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from contextos_lab.autotune.artifacts import recorded_case_hashes
 from contextos_lab.autotune.context import RunContext, prepare
-from contextos_lab.autotune.pareto import feasible_front, rank_candidates, trials_frame
+from contextos_lab.autotune.pareto import (
+    feasible_front,
+    promotable,
+    rank_candidates,
+    trials_frame,
+)
 from contextos_lab.autotune.spec import TuningRunSpec, load_spec
 from contextos_lab.autotune.study import (
     StorageUnreachable,
@@ -59,7 +65,12 @@ class GateCandidate(BaseModel):
     params: dict[str, Any]
     config_diff: dict[str, dict[str, Any]]
     layers: list[str] = Field(default_factory=list)
+    #: Provenance of an outside proposal (`contextos-lab enqueue`); None for sampler trials.
+    proposer: dict[str, Any] | None = None
     n_changed: int = 0
+    #: Blast radius and explainability as the search ranked them (seed 001's order).
+    n_control_flow: int = 0
+    diff_size: float = 0.0
     search_scores: dict[str, float]
     heldout_means: dict[str, float]
 
@@ -107,7 +118,13 @@ class GateRun(BaseModel):
         return next(c for c in self.candidates if c.candidate_id == candidate_id)
 
     def table(self) -> pd.DataFrame:
-        """Candidate × metric: delta, 95% CI, p, Holm-adjusted target p, verdict."""
+        """Candidate × metric: delta, 95% CI, p, Holm-adjusted p, verdict.
+
+        `p_holm` is Holm across the tested candidates for every metric (each metric its own
+        family); on the target metric it equals the decision's `target_p_adjusted`.
+        """
+        from contextos_lab.gate.paired_tests import holm_adjust
+
         rows = []
         for d in self.decisions:
             for t in d.tests:
@@ -116,18 +133,24 @@ class GateRun(BaseModel):
                         "candidate": d.candidate_id,
                         "verdict": d.verdict,
                         "metric": t.metric,
+                        "is_target": t.metric == d.target_metric,
                         "test": t.test,
+                        "n": t.n,
                         "baseline": t.baseline_mean,
                         "candidate_mean": t.candidate_mean,
                         "delta": t.delta,
                         "ci_low": t.ci_low,
                         "ci_high": t.ci_high,
                         "p_value": t.p_value,
-                        "p_holm": d.target_p_adjusted if t.metric == d.target_metric else None,
                     }
                 )
-        return pd.DataFrame(rows)
-
+        frame = pd.DataFrame(rows)
+        if frame.empty:
+            return frame.assign(p_holm=pd.Series(dtype=float))
+        frame["p_holm"] = frame.groupby("metric", sort=False)["p_value"].transform(
+            lambda p: pd.Series(holm_adjust(list(p)), index=p.index)
+        )
+        return frame
 
 @dataclass
 class GateResult:
@@ -171,7 +194,8 @@ def load_study(name: str, storage: str) -> optuna.Study:
 def front_candidates(
     study: optuna.Study, spec: TuningRunSpec, max_candidates: int | None = None
 ) -> pd.DataFrame:
-    """The feasible front in the seed's ranking (baseline configs excluded: nothing to test)."""
+    """The feasible front in the seed's ranking, promotable members only (`pareto.promotable`:
+    no baseline config, a positive target gain on the search set)."""
     frame = trials_frame(study)
     if frame.empty:
         return frame
@@ -179,8 +203,20 @@ def front_candidates(
     if front.empty:
         return front
     front = front[front["config_diff"].map(bool)]
+    # An outside proposal is always judged by the gate when feasible, on the front or not.
+    outside = frame[
+        frame["feasible"]
+        & frame["proposer"].map(lambda p: isinstance(p, dict) and p.get("kind") == "outside")
+        & frame["config_diff"].map(bool)
+        & ~frame["number"].isin(front["number"])
+    ]
+    front = pd.concat([front, outside], ignore_index=True) if len(outside) else front
     baseline = dict(study.user_attrs.get("baseline_scores", {}))
-    ranked = rank_candidates(front.reset_index(drop=True), spec, baseline) if baseline else front
+    ranked = (
+        promotable(rank_candidates(front.reset_index(drop=True), spec, baseline))
+        if baseline
+        else front
+    )
     return ranked.head(max_candidates) if max_candidates else ranked
 
 
@@ -218,6 +254,11 @@ def run_gate(
     ctx = ctx or prepare(spec_obj)
     out = Path(out_dir)
     url = storage or default_storage_url(out)
+    if ctx.cache is None:  # the study's paid results: the baseline re-run reads them, and a
+        # gate re-run on the same study and held-out set gets the same runs, hence its verdicts
+        from contextos_lab.harness.result_cache import open_for_study
+
+        ctx.cache = open_for_study(url)
     name = study_name or ctx.spec.name
     study = load_study(name, url)
     recorded = study.user_attrs.get("problem_hash")
@@ -234,7 +275,7 @@ def run_gate(
         study=name,
         spec_hash=s_hash,
         n_candidates=len(ranked),
-        recorded_search_hashes=study.user_attrs.get("search_set_case_hashes", ()),
+        recorded_search_hashes=recorded_case_hashes(study, url),
         ledger_file=ledger_file,
         budget=ctx.spec.heldout_budget,
     )
@@ -248,7 +289,10 @@ def run_gate(
                 params=dict(row["params"]),
                 config_diff=dict(row["config_diff"]),
                 layers=list(row.get("layers") or []),
+                proposer=row.get("proposer") if isinstance(row.get("proposer"), dict) else None,
                 n_changed=int(row.get("n_changed") or len(row["config_diff"])),
+                n_control_flow=int(row.get("n_control_flow") or 0),
+                diff_size=float(row.get("diff_size") or 0.0),
                 search_scores={
                     k: float(row[k])
                     for k in ("policy", "safety", "utility", "latency", "economics")

@@ -35,6 +35,8 @@ from contextos_lab.gate.paired_tests import (
 
 Verdict = Literal["promote", "underpowered", "regression", "no_effect"]
 EVALUATORS = ("policy", "safety", "utility", "latency", "economics")
+#: Reported beside `utility` (never checked against a guardrail): share of fully correct cases.
+UTILITY_CORRECT = "utility_correct"
 #: Better direction per evaluator ("increase" or "decrease").
 BETTER: dict[str, str] = {
     "policy": "increase",
@@ -101,27 +103,26 @@ def metric_tests(
                 )
             )
         elif metric == "utility":
-            # The decision is correct or not (McNemar); partial credit is reported as its mean.
-            tests.append(
-                paired_test(
-                    metric,
-                    _binary_view(metric, baseline),
-                    _binary_view(metric, candidate),
-                    binary=True,
-                    seed=seed,
-                    n_boot=n_boot,
+            # `utility` is the evaluator's mean (partial credit), the quantity the search scored,
+            # the spec's accepted delta bounds and a utility target names: one metric, one name
+            # in the check, the gate table and the proposal. When every case scores 0 or 1 the
+            # mean is the share of correct cases and the exact McNemar test is its paired test;
+            # with partial credit the mean gets the paired t-test, and the share of fully
+            # correct cases is reported beside it as `utility_correct` (exact McNemar).
+            b, c = baseline[metric].to_numpy(float), candidate[metric].to_numpy(float)
+            binary = bool(np.isin(b, (0.0, 1.0)).all() and np.isin(c, (0.0, 1.0)).all())
+            tests.append(paired_test(metric, b, c, binary=binary, seed=seed, n_boot=n_boot))
+            if not binary:
+                tests.append(
+                    paired_test(
+                        UTILITY_CORRECT,
+                        _binary_view(metric, baseline),
+                        _binary_view(metric, candidate),
+                        binary=True,
+                        seed=seed,
+                        n_boot=n_boot,
+                    )
                 )
-            )
-            tests.append(
-                paired_test(
-                    "utility_score",
-                    baseline[metric].to_numpy(float),
-                    candidate[metric].to_numpy(float),
-                    binary=False,
-                    seed=seed,
-                    n_boot=n_boot,
-                )
-            )
         else:
             tests.append(
                 paired_test(
@@ -180,7 +181,7 @@ def _breaches(
                 else f"{metric} violations rose significantly"
             )
     for metric, allowed in guardrails.accepted_delta.items():
-        t = by_metric["utility_score" if metric == "utility" else metric]
+        t = by_metric[metric]  # the same metric the spec, the table and the proposal name
         worsening = -t.delta if BETTER[metric] == "increase" else t.delta
         if worsening > allowed:
             reasons.append(

@@ -178,7 +178,10 @@ def load_harness(spec: str, **kwargs: Any) -> Harness:
         factory = getattr(module, attr)
     except AttributeError as exc:
         raise ValueError(f"module {module_name!r} has no attribute {attr!r}") from exc
-    is_factory = callable(factory) and not isinstance(factory, Harness)
+    # a class passes the runtime Protocol check on its attributes alone: instantiate it
+    is_factory = isinstance(factory, type) or (
+        callable(factory) and not isinstance(factory, Harness)
+    )
     harness = factory(**kwargs) if is_factory else factory
     if not isinstance(harness, Harness):
         raise TypeError(f"{spec} did not produce a Harness (needs name, tunable_surfaces, run)")

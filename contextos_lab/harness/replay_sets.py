@@ -110,13 +110,21 @@ def read_packets(directory: Path) -> list[ReplayPacket]:
 
 
 def packets_to_frame(packets: Sequence[ReplayPacket]) -> pd.DataFrame:
-    """Flatten packets into the cases frame (CASE_COLUMNS), one row per case, input order."""
+    """Flatten packets into the cases frame (CASE_COLUMNS), one row per case, input order.
+
+    Case fields beyond CASE_COLUMNS are kept as extra columns after them (a harness gets every
+    input its cases carry, not only the ones the kit knows)."""
     rows = []
+    extras: dict[str, None] = {}
     for p in packets:
         c = p.case
         props = p.expected_outcome.properties
+        for key in c:
+            if key not in CASE_COLUMNS:
+                extras.setdefault(key, None)
         rows.append(
             {
+                **{k: v for k, v in c.items() if k not in CASE_COLUMNS},
                 "case_id": p.packet_id,
                 "request": c["request"],
                 "intent": c["intent"],
@@ -135,7 +143,7 @@ def packets_to_frame(packets: Sequence[ReplayPacket]) -> pd.DataFrame:
                 "content_hash": packet_content_hash(p),
             }
         )
-    return pd.DataFrame(rows, columns=list(CASE_COLUMNS))
+    return pd.DataFrame(rows, columns=[*CASE_COLUMNS, *extras])
 
 
 def load_replay_set(directory: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:

@@ -3,7 +3,12 @@
 Protocol (`contextos-lab.harness/1`), one process per batch:
 
 - stdin: one JSON document
-  `{"protocol": "contextos-lab.harness/1", "config": {knob: value}, "cases": [{case row}, ...]}`.
+  `{"protocol": "contextos-lab.harness/1", "config": {knob: value}, "cases": [{case inputs}, ...]}`
+  plus, when the kit has them, `"seeds": [int per case]` (use them if you sample),
+  `"max_concurrency": m` (cases this process may run at once) and `"case_timeout_s": t`.
+  A case carries its inputs only, every field the kit does not know included; expectations
+  (`expected_decision`, `key_evidence`, `forbidden_strings`, `assert`, ...: see
+  `harness.case_inputs.EXPECTATION_FIELDS`) never leave the kit.
 - stdout: one JSON object per case, one per line, with RunResult's fields (`case_id`,
   `decision`, `output_text`, `evidence_used`, `tokens`, `latency_ms`, optional `wall_ms`,
   `trace`, `error`). Order is free; every case must be answered exactly once. Logs go to stderr.
@@ -11,7 +16,13 @@ Protocol (`contextos-lab.harness/1`), one process per batch:
   case_id) fails the whole batch with a `HarnessFailure` naming the reason and the command
   record, so an Optuna study marks the trial failed instead of crashing.
 - Surfaces: `argv + ["--surfaces"]` prints a JSON array of TunableSurface objects (no stdin),
-  unless the caller passes the surfaces (a list, or a JSON file path) to the constructor.
+  or an object `{"version": "1.2", "max_concurrency": m, "surfaces": [...]}`: `version` keys the
+  result cache (bump it when the program changes what it answers; without it the program's
+  files are hashed), `max_concurrency` is how many cases one process runs at once (default 1).
+  Callers may pass the surfaces (a list, or a JSON file path) to the constructor instead.
+- Concurrency: the kit runs up to `max_concurrency / m` processes at once on contiguous chunks.
+- Timeouts: with a per-case deadline t, a process gets t x ceil(cases / m) + 5 s; when it is
+  killed, the cases it answered keep their results and the rest are error rows (failed cases).
 
 Every call is a `run_with_feedback` call, so each batch (each trial) has its command record;
 the results frame carries that record's id in `frame.attrs["command_id"]`.
@@ -28,6 +39,7 @@ from typing import Any
 import pandas as pd
 from pydantic import TypeAdapter, ValidationError
 
+from contextos_lab.harness.case_inputs import inputs_only
 from contextos_lab.harness.protocol import RESULT_COLUMNS, RunResult, TunableSurface
 from contextos_lab.harness.runner import (
     CommandRecord,
@@ -77,7 +89,8 @@ class HarnessFailure(RuntimeError):
 def load_surfaces(source: str | Path | Sequence[Mapping[str, Any]]) -> list[TunableSurface]:
     """Surfaces from a JSON file path or from already-parsed JSON (a list of objects)."""
     if isinstance(source, (str, Path)):
-        return _SURFACES.validate_json(Path(source).read_bytes())
+        data = json.loads(Path(source).read_bytes())
+        return _SURFACES.validate_python(data.get("surfaces") if isinstance(data, dict) else data)
     return _SURFACES.validate_python(list(source))
 
 
@@ -96,6 +109,8 @@ class SubprocessHarness:
         retries: int = 0,
         record_file: RecordFile | str | Path | None = None,
         limits: OutputLimits | None = None,
+        version: str | None = None,
+        max_concurrency: int | None = None,
     ) -> None:
         if not argv:
             raise ValueError("SubprocessHarness needs a non-empty argv")
@@ -114,6 +129,10 @@ class SubprocessHarness:
         self._surfaces: tuple[TunableSurface, ...] | None = (
             tuple(surfaces) if surfaces is not None else None
         )
+        #: From the program's `--surfaces` object unless given here (see the module docstring).
+        self.version = version
+        self.per_process_concurrency = 1
+        self._max_concurrency = max_concurrency
 
     # --- Harness protocol ------------------------------------------------------------------
 
@@ -122,34 +141,73 @@ class SubprocessHarness:
             self._surfaces = tuple(self._ask_surfaces())
         return self._surfaces
 
+    def describe(self) -> None:
+        """Ask the program once for its surfaces, version and concurrency (unless given)."""
+        self.tunable_surfaces()
+
+    @property
+    def max_concurrency(self) -> int | None:
+        """Cases in flight across processes (the spec's `max_concurrency` overrides it)."""
+        return self._max_concurrency or (
+            self.per_process_concurrency if self.per_process_concurrency > 1 else None
+        )
+
     def run(self, case: Mapping[str, Any], config: Mapping[str, Any]) -> RunResult:
         frame = self.run_batch(pd.DataFrame([dict(case)]), config)
         return RunResult.model_validate(frame.to_dict(orient="records")[0])
 
-    def run_batch(self, cases: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
-        frame, _ = self.run_batch_recorded(cases, config)
+    def run_batch(
+        self,
+        cases: pd.DataFrame,
+        config: Mapping[str, Any],
+        seeds: Sequence[int] | None = None,
+        case_timeout_s: float | None = None,
+    ) -> pd.DataFrame:
+        frame, _ = self.run_batch_recorded(
+            cases, config, seeds=seeds, case_timeout_s=case_timeout_s
+        )
         return frame
+
+    def chunk_timeout_s(self, n_cases: int, case_timeout_s: float) -> float:
+        """A process's deadline: each case's, times the rounds it needs, plus start-up."""
+        rounds = -(-n_cases // max(self.per_process_concurrency, 1))
+        return case_timeout_s * rounds + 5.0
 
     # --- the real work ---------------------------------------------------------------------
 
     def run_batch_recorded(
-        self, cases: pd.DataFrame, config: Mapping[str, Any], note: str | None = None
+        self,
+        cases: pd.DataFrame,
+        config: Mapping[str, Any],
+        note: str | None = None,
+        *,
+        seeds: Sequence[int] | None = None,
+        case_timeout_s: float | None = None,
     ) -> tuple[pd.DataFrame, CommandRecord]:
         """Results (RESULT_COLUMNS, input order) and the command record of the attempt used.
 
         Retries (`retries=N`) chain their records through `parent_command_id`.
-        Raises HarnessFailure when the last attempt fails.
+        Raises HarnessFailure when the last attempt fails; with `case_timeout_s`, a process
+        killed at its deadline is not a failure: unanswered cases come back as error rows.
         """
         if "case_id" not in cases.columns:
             raise ValueError("cases frame needs a case_id column")
         case_ids = [str(c) for c in cases["case_id"]]
         if len(set(case_ids)) != len(case_ids):
             raise ValueError("cases frame has duplicate case_id values")
-        payload = json.dumps(
-            {"protocol": PROTOCOL, "config": dict(config), "cases": _cases_json(cases)},
-            default=_json_default,
-            allow_nan=False,
-        ).encode("utf-8")
+        request: dict[str, Any] = {
+            "protocol": PROTOCOL,
+            "config": dict(config),
+            "cases": _cases_json(inputs_only(cases)),
+        }
+        if seeds is not None:
+            request["seeds"] = [int(s) for s in seeds]
+        timeout = self.timeout
+        if case_timeout_s is not None:
+            request["max_concurrency"] = self.per_process_concurrency
+            request["case_timeout_s"] = case_timeout_s
+            timeout = self.chunk_timeout_s(len(case_ids), case_timeout_s)
+        payload = json.dumps(request, default=_json_default, allow_nan=False).encode("utf-8")
         note = note or f"{self.name}: expect {len(case_ids)} result lines, exit 0"
         parent: str | None = None
         for attempt in range(self.retries + 1):
@@ -158,7 +216,7 @@ class SubprocessHarness:
                 self.argv,
                 cwd=self.cwd,
                 note=note,
-                timeout=self.timeout,
+                timeout=timeout,
                 parent_command_id=parent,
                 record_file=self.record_file,
                 stdin=payload,
@@ -166,6 +224,8 @@ class SubprocessHarness:
                 on_stdout_line=parser.feed,
                 limits=self.limits,
             )
+            if record.timed_out and case_timeout_s is not None and parser.problem is None:
+                return _frame(parser.partial(case_ids, record), record), record
             try:
                 rows = parser.finish(record, case_ids)
             except HarnessFailure as failure:
@@ -189,8 +249,19 @@ class SubprocessHarness:
             limits=self.limits,
         )
         _check_exit(record)
+        text = "\n".join(lines)
         try:
-            return _SURFACES.validate_json("\n".join(lines))
+            described = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise HarnessFailure(f"malformed surfaces: not JSON ({exc.msg})", record) from exc
+        if isinstance(described, dict):
+            self.version = self.version or _opt_str(described.get("version"))
+            m = described.get("max_concurrency")
+            if isinstance(m, int) and not isinstance(m, bool) and m >= 1:
+                self.per_process_concurrency = m
+            described = described.get("surfaces")
+        try:
+            return _SURFACES.validate_python(described)
         except ValidationError as exc:
             reason = f"malformed surfaces: {first_validation_error(exc)}"
             raise HarnessFailure(reason, record) from exc
@@ -231,6 +302,18 @@ class _ResultParser:
             return
         self.rows[result.case_id] = result.model_dump()
 
+    def partial(self, case_ids: Sequence[str], record: CommandRecord) -> list[dict[str, Any]]:
+        """After a deadline kill: answered cases as answered, the others as error rows."""
+        reason = f"no answer before the process deadline ({record.error})"
+        return [
+            self.rows.get(c)
+            or RunResult(
+                case_id=c, decision="", output_text="", tokens=0, latency_ms=0, wall_ms=0,
+                error=reason,
+            ).model_dump()
+            for c in case_ids
+        ]  # fmt: skip
+
     def finish(self, record: CommandRecord, case_ids: Sequence[str]) -> list[dict[str, Any]]:
         _check_exit(record)
         if self.problem is not None:
@@ -250,6 +333,10 @@ class _ResultParser:
             if not row["wall_ms"]:
                 row["wall_ms"] = share
         return rows
+
+
+def _opt_str(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
 
 
 def _check_exit(record: CommandRecord) -> None:

@@ -6,8 +6,7 @@ content) or `synthetic[:N[:SEED]]` for the bundled generator.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -24,9 +23,10 @@ from contextos_lab.insights.synthesize import (
     insights_from_clusters,
     synthesize_insights,
 )
-from contextos_lab.insights.synthetic import support_desk
-from contextos_lab.insights.text_clusters import TextClustering, cluster_texts
-from contextos_lab.loaders.otlp import Trace, load_otlp
+from contextos_lab.insights.text_clusters import TextClustering, agreement, cluster_texts
+from contextos_lab.loaders.detect import detect, files_of, group_by_kind
+from contextos_lab.loaders.inspect_logs import load_inspect
+from contextos_lab.loaders.otlp import Trace, TraceLoadResult, load_otlp, new_result
 from contextos_lab.loaders.quarantine import QuarantinedRow
 from contextos_lab.loaders.tau_bench import load_tau_bench
 from contextos_lab.loaders.who_and_when import load_who_and_when
@@ -50,57 +50,64 @@ class Loaded:
 
 
 def sniff(path: Path) -> str:
-    """tau-bench | who-and-when | otlp, from the name, else from the first JSON value."""
-    name = str(path).lower()
-    if "tau" in name or "trajector" in name:
-        return "tau-bench"
-    if "who" in name and "when" in name:
-        return "who-and-when"
-    if "otlp" in name or "otel" in name or path.suffix == ".jsonl":
-        return "otlp"
-    sample = next(iter(sorted(path.rglob("*.json")))) if path.is_dir() else path
-    try:
-        data = json.loads(sample.read_text(encoding="utf-8"))
-    except (OSError, ValueError, StopIteration):
-        return "otlp"
-    first = data[0] if isinstance(data, list) and data else data
-    if isinstance(first, dict) and ("traj" in first or "trajectory" in first):
-        return "tau-bench"
-    if isinstance(first, dict) and "mistake_reason" in first:
-        return "who-and-when"
-    return "otlp"
+    """The format of a file, or of a folder's first trace file, from its content alone."""
+    files = files_of(path)
+    return detect(files[0]) if files else "unknown"
+
+
+def _load_unknown(files: Sequence[Path]) -> TraceLoadResult:
+    result = new_result(files, "unknown")
+    for path in files:
+        result.reject(
+            path,
+            None,
+            None,
+            "format not recognised from content (expected tau-bench runs, "
+            "Who&When annotations, OTLP/JSON spans or an Inspect AI eval log)",
+        )
+    return result
+
+
+LOADERS: dict[str, Callable[[Sequence[Path]], TraceLoadResult]] = {
+    "tau-bench": load_tau_bench,
+    "who-and-when": load_who_and_when,
+    "otlp": load_otlp,
+    "inspect": load_inspect,
+    "unknown": _load_unknown,
+}
 
 
 def load_sources(sources: Sequence[str]) -> Loaded:
+    """Load each source; a folder's files are each read by the loader their content calls for."""
     loaded = Loaded()
     for source in sources:
         if source.startswith("synthetic"):
             parts = source.split(":")
             n = int(parts[1]) if len(parts) > 1 else 600
             seed = int(parts[2]) if len(parts) > 2 else 7
+            # the example domain's generator lives beside the reference harness, not in the core
+            from contextos_lab.harness.reference.synthetic_feedback import support_desk
+
             records, feedback = support_desk(n, seed)
             loaded.records += records
             loaded.feedback += feedback
             loaded.sources.append({"source": source, "kind": "synthetic", "records": n})
             continue
-        path = Path(source)
-        kind = sniff(path)
-        loader = {"tau-bench": load_tau_bench, "who-and-when": load_who_and_when}.get(
-            kind, load_otlp
-        )
-        result = loader(path)
-        loaded.records += list(result.records)
-        loaded.feedback += list(result.feedback)
-        loaded.traces += result.traces
-        loaded.quarantined += result.quarantined
-        loaded.sources.append(
-            {
-                "source": source,
-                "kind": kind,
-                "records": len(result.records),
-                "quarantined": len(result.quarantined),
-            }
-        )
+        for kind, files in group_by_kind([Path(source)]).items():
+            result = LOADERS[kind](files)
+            loaded.records += list(result.records)
+            loaded.feedback += list(result.feedback)
+            loaded.traces += result.traces
+            loaded.quarantined += result.quarantined
+            loaded.sources.append(
+                {
+                    "source": source,
+                    "kind": kind,
+                    "files": len(files),
+                    "records": len(result.records),
+                    "quarantined": len(result.quarantined),
+                }
+            )
     return loaded
 
 
@@ -125,6 +132,10 @@ class ClusterReport:
         default_factory=lambda: pd.DataFrame(columns=list(_UNMATCHED_COLUMNS))
     )
 
+    #: Held-out counts (runs, feedback) kept from discovery for the gate, and how many
+    #: search-split corrections were folded into the failed run they correct.
+    heldout: dict[str, int] = field(default_factory=dict)
+
     def insights_frame(self) -> pd.DataFrame:
         rows = [
             {
@@ -137,6 +148,8 @@ class ClusterReport:
                 "rate": i.support.get("rate"),
                 "baseline_rate": i.support.get("baseline_rate"),
                 "p_value": i.support.get("p_value"),
+                "share_of_failures": i.support.get("share_of_failures"),
+                "share_ci95": i.support.get("share_ci95"),
                 "trend": (i.support.get("trend") or {}).get("direction"),
                 "first_seen": i.first_seen,
                 "last_seen": i.last_seen,
@@ -150,9 +163,11 @@ class ClusterReport:
         labelled "pattern (insight_id)" so two insights never share a column).
 
         Counts come from the decision records an insight cites, so each column sums to the
-        evidence it carries among the loaded runs.
+        evidence it carries among the loaded runs. Runs without a clock (`NO_CLOCK`) are left
+        out: their order in a file is no time line.
         """
-        decided = self.runs.set_index("record_id")["decided_at"]
+        timed = self.runs[self.runs["timed"]] if "timed" in self.runs else self.runs
+        decided = timed.set_index("record_id")["decided_at"]
         series = {}
         for insight in self.insights:
             if insight.support.get("source") != "runs":
@@ -170,6 +185,8 @@ class ClusterReport:
                 "backend": self.text.backend,
                 "k": self.text.k,
                 "silhouette": self.text.silhouette,
+                "decision": self.text.decision,
+                "agreement": self.text.agreement,
                 "clusters": self.text.clusters.to_dict("records"),
             }
         return {
@@ -182,6 +199,7 @@ class ClusterReport:
             "text_clusters": text,
             "quarantined": len(self.quarantined),
             "feedback_without_record": self.feedback_without_record.to_dict("records"),
+            "heldout": self.heldout,
         }
 
 
@@ -215,10 +233,14 @@ def analyse(
         ],
         columns=list(_UNMATCHED_COLUMNS),
     )
-    clusters = synthesize_insights(feedback, since, min_cluster_size=m)
+    # One observation per failed run: a correction on a run that failed is a second source of
+    # that run (its class and text), not a second observation to cluster again.
+    failed_ids = set(runs.loc[runs["failed"], "record_id"])
+    free = [f for f in feedback if f.decision_record_id not in failed_ids]
+    clusters = synthesize_insights(free, since, min_cluster_size=m)
     insights = EnvelopeList(
         [
-            *insights_from_clusters(clusters, feedback, since),
+            *insights_from_clusters(clusters, free, since),
             *find_run_insights(runs, min_cluster_size=m, split=split),
         ],
         Insight,
@@ -229,6 +251,10 @@ def analyse(
         if text_backend and len(texts) >= 3
         else None
     )
+    if text is not None:
+        labels = _annotation_labels(runs, feedback)
+        if labels:
+            text.agreement = agreement(text, labels, "mistake_agent")
     return ClusterReport(
         split=split,
         runs=runs,
@@ -240,7 +266,22 @@ def analyse(
         text=text,
         quarantined=loaded.quarantined_frame(),
         feedback_without_record=unmatched,
+        heldout={
+            "runs": int((runs["split"] != SEARCH).sum()),
+            "feedback": int((fb_split != SEARCH).sum()),
+            "feedback_folded_into_failed_runs": len(feedback) - len(free),
+        },
     )
+
+
+def _annotation_labels(runs: pd.DataFrame, feedback: Sequence[FeedbackEntry]) -> dict[str, str]:
+    """Feedback id → the mistaken agent annotated on the run it corrects (where there is one)."""
+    agents = runs.dropna(subset=["mistake_agent"]).set_index("record_id")["mistake_agent"]
+    return {
+        f.id: str(agents[f.decision_record_id])
+        for f in feedback
+        if f.decision_record_id in agents.index
+    }
 
 
 def write_report(report: ClusterReport, out_dir: Path) -> Path:

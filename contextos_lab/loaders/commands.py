@@ -1,7 +1,8 @@
 """`contextos-lab ingest KIND FILE`: store a file's valid rows, quarantine the rest.
 
 Exit 0 whenever the file could be read, even if every row was quarantined (the quarantine
-file says why); exit 2 only when the file cannot be read at all or the store cannot be used.
+file says why); exit 2 when the file cannot be read at all, holds no rows, or the store cannot
+be used.
 The file is read before the store is opened, so an unreadable file never creates a store.
 """
 
@@ -51,6 +52,8 @@ def _ingest(args: argparse.Namespace) -> int:
         loaded = load_records(args.kind, args.file, args.format)
     except UnreadableSource as exc:
         return _error(exc.path, exc.reason)
+    if not loaded.records and not loaded.quarantined:  # empty input never "succeeds"
+        return _error(args.file, "no rows: the file is empty")
     store = _open(args.store, args.overriders)
     if store is None:
         return 2

@@ -35,6 +35,8 @@ CONVERSATION = "gen_ai.conversation.id"
 DECISION_KEY = "contextos.decision_key"
 DECISION = "contextos.decision"
 REASON_CLASS = "contextos.reason_class"
+#: OpenTelemetry's attribute naming the class of error of a failed operation.
+ERROR_TYPE = "error.type"
 
 
 @dataclass(frozen=True)
@@ -322,6 +324,9 @@ def decision_records_from_traces(traces: Iterable[Trace]) -> list[DecisionRecord
         inputs: dict[str, Any] = {"source": trace.source, "failed": errored}
         if REASON_CLASS in attrs:
             inputs["reason_class"] = str(attrs[REASON_CLASS])
+        elif errored:  # GenAI semconv: a failed span names its error in `error.type`
+            kinds = [s.attributes.get(ERROR_TYPE) for s in trace.spans if s.status == "ERROR"]
+            inputs["reason_class"] = next((str(k) for k in kinds if k), "span_error")
         ended = max((s.end or s.start for s in trace.spans), default=trace.started_at)
         records.append(
             DecisionRecord(

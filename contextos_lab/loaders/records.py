@@ -28,6 +28,7 @@ from contextos_lab.loaders.readers import TABULAR, RawRow, open_rows
 from contextos_lab.schemas.base import Envelope, EnvelopeList, _unwrap
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.feedback import FeedbackEntry, FeedbackRecord
+from contextos_lab.schemas.preference import PreferenceEntry
 from contextos_lab.schemas.scorecard import Scorecard
 
 #: `contextos-lab ingest KIND`: the envelope each kind of file holds.
@@ -36,6 +37,7 @@ KINDS: dict[str, type[Envelope]] = {
     "feedback": FeedbackEntry,
     "feedback-records": FeedbackRecord,
     "scorecards": Scorecard,
+    "preferences": PreferenceEntry,
 }
 __all__ = ["KINDS", "MAX_STRING_CHARS", "RecordLoader", "describe_errors", "load_records"]
 _INPUT_PREVIEW = 80

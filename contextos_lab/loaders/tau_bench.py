@@ -6,19 +6,22 @@ instruction, outputs}, reward_info: {reward, info: {r_actions | r_outputs, outpu
 traj: [OpenAI chat messages, assistant `tool_calls` with JSON-string `arguments`, `tool`
 replies], trial}`. A run passes when reward ≥ 1.
 
-Runs carry no clock, so each run is placed on a synthetic timeline (`epoch` + file position ×
-`spacing`); the order is the file's, which is what trend tests then see. Records that lack
-what the comparison needs are quarantined with the field and reason, never guessed.
+Runs carry no clock, so every run is stamped `NO_CLOCK` (no trend is fitted on them) rather than
+placed on a timeline made up from file order. Nothing is read from the file's path: the domain
+comes from the tool names, ids from the run's content, so moving or renaming a file changes no
+key, id or split. Records that lack what the comparison needs are quarantined with the field
+and reason, never guessed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +35,12 @@ from contextos_lab.loaders.otlp import (
     _files,
     new_result,
 )
+from contextos_lab.loaders.trace_text import CONTENT, CONTENT_CHARS
 from contextos_lab.schemas.base import canonical_json
+from contextos_lab.schemas.clock import NO_CLOCK
 from contextos_lab.schemas.decision import DecisionRecord, TerminalStatus
 from contextos_lab.schemas.ids import new_id
 
-DEFAULT_EPOCH = datetime(2024, 5, 15, tzinfo=UTC)
 TRANSFER_TOOL = "transfer_to_human_agents"
 STOP_TOKEN = "###STOP###"
 #: Write tools of the public domains; others are recognised by a write-verb prefix.
@@ -108,7 +112,8 @@ def derive_reason(
     3. Effective write calls (errored calls changed nothing and are left out) are matched to
        ground-truth writes exactly (name and arguments). For the first unmatched ground-truth
        write: wrong_arguments if an unmatched call of the same tool was made, wrong_tool if a
-       different unmatched write was made instead, missing_action if nothing was left.
+       different unmatched write was made instead; premature_end if the run ended without
+       attempting any write at all, else missing_action.
     4. extra_write: every ground-truth write matched but an unmatched write remains.
     5. missing_action (detail `missing_output`): writes all match but a required output was
        never said to the user (tau-bench scores outputs through the agent's replies).
@@ -139,6 +144,10 @@ def derive_reason(
         if left:
             return FailureReason(
                 "wrong_tool", f"called {left[0].name} instead of {first.name}", first.name
+            )
+        if not any(is_write(a.name) for a in taken):
+            return FailureReason(
+                "premature_end", f"ended before any write; {first.name} expected", first.name
             )
         return FailureReason("missing_action", f"{first.name} never called", first.name)
     if left:
@@ -193,17 +202,117 @@ def _taken(traj: Sequence[Any]) -> tuple[list[Action], list[tuple[str, str]]]:
     return actions, calls
 
 
-def _domain(path: Path, actions: Iterable[Action], default: str | None) -> str:
-    stem = path.stem.lower()
-    for name in ("airline", "retail", "telecom"):
-        if name in stem:
-            return name
-    names = {a.name for a in actions}
-    if names & {"book_reservation", "update_reservation_flights", "cancel_reservation"}:
-        return "airline"
-    if any("order" in n for n in names):
-        return "retail"
-    return default or "tau"
+#: Tools only one public domain has: the domain is read from what the runs call, not the path.
+DOMAIN_TOOLS: dict[str, frozenset[str]] = {
+    "airline": frozenset(
+        {
+            "book_reservation",
+            "cancel_reservation",
+            "get_reservation_details",
+            "search_direct_flight",
+            "search_onestop_flight",
+            "update_reservation_baggages",
+            "update_reservation_flights",
+            "update_reservation_passengers",
+            "send_certificate",
+        }
+    ),
+    "retail": frozenset(
+        {
+            "cancel_pending_order",
+            "exchange_delivered_order_items",
+            "find_user_id_by_email",
+            "find_user_id_by_name_zip",
+            "get_order_details",
+            "get_product_details",
+            "modify_pending_order_address",
+            "modify_pending_order_items",
+            "modify_pending_order_payment",
+            "modify_user_address",
+            "return_delivered_order_items",
+        }
+    ),
+}
+
+
+def _tool_names(runs: Sequence[Any]) -> set[str]:
+    """Every tool a file's runs call or expect (what its domain is read from)."""
+    names: set[str] = set()
+    for run in runs:
+        if not isinstance(run, Mapping):
+            continue
+        task = (run.get("info") or {}).get("task") if isinstance(run.get("info"), Mapping) else None
+        for action in (task or {}).get("actions") or [] if isinstance(task, Mapping) else []:
+            if isinstance(action, Mapping) and isinstance(action.get("name"), str):
+                names.add(action["name"])
+        for msg in run.get("traj") or run.get("trajectory") or []:
+            for call in (msg.get("tool_calls") or []) if isinstance(msg, Mapping) else []:
+                fn = call.get("function") if isinstance(call, Mapping) else None
+                if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
+                    names.add(fn["name"])
+    return names
+
+
+def _domain(names: set[str], default: str | None) -> str:
+    """The domain whose own tools the file's runs use most (ties: alphabetical), else `tau`."""
+    if default:
+        return default
+    hits = {d: len(names & tools) for d, tools in DOMAIN_TOOLS.items()}
+    best = max(hits, key=lambda d: (hits[d], d))
+    return best if hits[best] else "tau"
+
+
+def action_diff(taken: Sequence[Action], expected: Sequence[Action]) -> dict[str, Any]:
+    """Effective writes taken vs ground-truth writes: what is missing, what is extra, and for
+    each missing write with an unmatched call of the same tool, the arguments that differ."""
+    left = Counter(a.key for a in taken if is_write(a.name) and not a.failed)
+    by_key = {a.key: a for a in taken}
+    missing: list[Action] = []
+    for action in (a for a in expected if is_write(a.name)):
+        if left[action.key] > 0:
+            left[action.key] -= 1
+        else:
+            missing.append(action)
+    extra = [by_key[k] for k, n in sorted(left.items()) for _ in range(n)]
+    arguments = {}
+    for want in missing:
+        same = next((a for a in extra if a.name == want.name), None)
+        if same is not None:
+            keys = sorted(set(want.kwargs) | set(same.kwargs))
+            arguments[want.name] = [
+                k for k in keys if _normalise(want.kwargs.get(k)) != _normalise(same.kwargs.get(k))
+            ]
+    return {
+        "missing": [a.name for a in missing],
+        "extra": [a.name for a in extra],
+        "wrong_arguments": arguments,
+        "errored_calls": [a.name for a in taken if a.failed],
+    }
+
+
+def failing_step(traj: Sequence[Any], reason: FailureReason, diff: Mapping[str, Any]) -> int:
+    """Index of the message a reviewer should read first: the call that went wrong (transfer,
+    extra or wrongly argued write), else the run's last message (something was never done)."""
+    wanted = {TRANSFER_TOOL} if reason.reason_class == "transferred_to_human" else set()
+    wanted |= set(diff.get("extra") or ()) | set(diff.get("wrong_arguments") or ())
+    for i, msg in enumerate(traj):
+        if not isinstance(msg, Mapping) or msg.get("role") != "assistant":
+            continue
+        for call in msg.get("tool_calls") or []:
+            if ((call or {}).get("function") or {}).get("name") in wanted:
+                return i
+    return max(0, len(traj) - 1)
+
+
+def ground_truth_verdict(reward_info: Mapping[str, Any]) -> str | None:
+    """tau-bench's own reading of a failed run: `actions` (final database state differs from
+    the ground truth's), `outputs` (a required output never said), or None if not recorded."""
+    info = reward_info.get("info") if isinstance(reward_info.get("info"), Mapping) else {}
+    if info.get("r_actions") == 0:
+        return "actions"
+    if info.get("r_outputs") == 0:
+        return "outputs"
+    return None
 
 
 def _trace(trace_id: str, traj: Sequence[Any], start: datetime, attrs: dict[str, Any]) -> Trace:
@@ -233,7 +342,14 @@ def _trace(trace_id: str, traj: Sequence[Any], start: datetime, attrs: dict[str,
                     at,
                     None,
                     "root",
-                    {OPERATION: "execute_tool", TOOL_NAME: name, "tau.message_index": i},
+                    {
+                        OPERATION: "execute_tool",
+                        TOOL_NAME: name,
+                        "tau.message_index": i,
+                        CONTENT: str(((call or {}).get("function") or {}).get("arguments"))[
+                            :CONTENT_CHARS
+                        ],
+                    },
                 )
             )
         if role in ("user", "assistant") and msg.get("content"):
@@ -245,28 +361,29 @@ def _trace(trace_id: str, traj: Sequence[Any], start: datetime, attrs: dict[str,
                     at,
                     None,
                     "root",
-                    {OPERATION: "chat", "gen_ai.message.role": role, "tau.message_index": i},
+                    {
+                        OPERATION: "chat",
+                        "gen_ai.message.role": role,
+                        "tau.message_index": i,
+                        CONTENT: str(msg.get("content"))[:CONTENT_CHARS],
+                    },
                 )
             )
     return Trace(trace_id, "tau-bench", tuple(spans), attrs)
 
 
 def load_tau_bench(
-    paths: str | Path | Iterable[str | Path],
-    *,
-    domain: str | None = None,
-    epoch: datetime = DEFAULT_EPOCH,
-    spacing: timedelta = timedelta(hours=1),
+    paths: str | Path | Iterable[str | Path], *, domain: str | None = None
 ) -> TraceLoadResult:
     """Load tau-bench trajectory files (or folders of them): one trace and one DecisionRecord
     per run; `details[record_id]` holds the FailureReason of a failed run.
 
-    decision_key = `<domain>.<final write tool of the ground truth>` (the decision the task
-    asked for, so a run that never acted still lands under its task's decision), falling back
-    to the run's own final write, then `<domain>.respond` for tasks with no write.
+    decision_key comes from the task, never from what the run did: `<domain>.<final write tool
+    of the ground truth>`, `<domain>.transfer_to_human_agents` when the ground truth only
+    transfers, else `<domain>.read_only` (a task with no expected write). A failed run carries
+    its reason class and the full `action_diff` (taken vs expected writes) in `inputs`.
     """
     result = new_result(paths, "tau-bench")
-    position = 0
     for path in _files(paths, ("*.json",)):
         try:
             data = loads(read_text(path))
@@ -278,9 +395,12 @@ def load_tau_bench(
         if not isinstance(data, list):
             result.reject(path, None, None, "expected a JSON list of runs")
             continue
+        try:
+            dom = _domain(_tool_names(data), domain)
+        except (TypeError, AttributeError):  # odd runs are quarantined one by one below
+            dom = domain or "tau"
         for index, raw in enumerate(data):
-            made, problem = guarded(_runner(path, index, domain), raw, epoch + position * spacing)
-            position += 1
+            made, problem = guarded(_runner(path, index, dom), raw, NO_CLOCK)
             if made is None:
                 result.reject(path, index + 1, problem[0], problem[1], raw)
                 continue
@@ -319,10 +439,13 @@ def _run(
         return None, ("info.task.actions", "failed run without ground-truth actions")
     expected = _actions(gt_raw)
     taken, _ = _taken(traj)
-    dom = _domain(path, [*expected, *taken], domain)
+    dom = domain or "tau"
     task_id = raw.get("task_id", index)
     trial = raw.get("trial", 0)
-    trace_id = f"tau:{path.stem}:{task_id}:{trial}"
+    # Content, not the path, names the run: two files of the same tasks (two models) differ in
+    # their trajectories, and a moved file keeps its ids.
+    digest = hashlib.sha256(canonical_json(traj).encode("utf-8")).hexdigest()[:8]
+    trace_id = f"tau:{dom}:{task_id}:{trial}:{digest}"
     passed = float(reward) >= 1.0
     stopped = any(
         isinstance(m, Mapping) and m.get("role") == "user" and STOP_TOKEN in str(m.get("content"))
@@ -335,7 +458,14 @@ def _run(
     )
     gt_writes = [a.name for a in expected if is_write(a.name)]
     taken_writes = [a.name for a in taken if is_write(a.name) and not a.failed]
-    final = (gt_writes or taken_writes or ["respond"])[-1]
+    if gt_raw is None:
+        final = "no_ground_truth"
+    elif gt_writes:
+        final = gt_writes[-1]
+    elif any(a.name == TRANSFER_TOOL for a in expected):
+        final = TRANSFER_TOOL
+    else:
+        final = "read_only"
     transferred = any(a.name == TRANSFER_TOOL for a in taken)
     status = (
         TerminalStatus.completed
@@ -358,7 +488,14 @@ def _run(
         else "complete",
     }
     if reason is not None:
-        inputs.update(reason_class=reason.reason_class, reason_detail=reason.detail)
+        diff = action_diff(taken, expected)
+        inputs.update(
+            reason_class=reason.reason_class,
+            reason_detail=reason.detail,
+            action_diff=diff,
+            ground_truth_verdict=ground_truth_verdict(reward_info),
+            failing_step=failing_step(traj, reason, diff),
+        )
     record = DecisionRecord(
         record_id=new_id("dr", at=at, seed=trace_id),
         trace_id=trace_id,
@@ -371,5 +508,5 @@ def _run(
         session_id=str((task or {}).get("user_id") or "") or None,
         decided_at=at,
     )
-    attrs = {"file": str(path), "task_id": task_id, "trial": trial, "reward": float(reward)}
+    attrs = {"file": path.name, "task_id": task_id, "trial": trial, "reward": float(reward)}
     return (_trace(trace_id, traj, at, attrs), record, reason), (None, "")

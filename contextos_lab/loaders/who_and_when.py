@@ -7,19 +7,26 @@ Algorithm-Generated subset names the speaker in `name`, Hand-Crafted in `role`),
 annotator's explanation), and optionally `question_ID`, `level`, `is_correct`/`is_corrected`,
 `system_prompt`. Files may be single objects, lists, JSON lines or the dataset's parquet.
 
-Each run becomes a trace (one span per turn), a FAILED DecisionRecord and a FeedbackEntry whose
-`override_reason_text` is the annotator's reason and whose evidence names the mistaken agent
-and step. decision_key is `<subset>.<mistaken agent>` so typed clusters answer "which agent";
-the free text is what the text clusters read. The data has no clock: runs are placed on a
-synthetic timeline in file order.
+Each run becomes a trace (one span per turn), a FAILED DecisionRecord and a FeedbackEntry on that
+record whose `override_reason_text` is the annotator's reason (one observation with two sources:
+the analysis counts the run once). The key comes from the task (`<subset>.level_<level>`), never
+from the mistake; the annotation (`mistake_agent`, `mistake_step`, the run phase of that step,
+and `mistake_type`, `is_corrected`, `labels` where present) travels in `inputs`. An annotation
+whose step is spoken by another agent than `mistake_agent`, or whose step is outside the
+history, is flagged in `inputs.annotation_flag`, not trusted silently.
+
+The subset is read from content (Algorithm-Generated turns carry `name` and the file a
+`system_prompt`; Hand-Crafted turns name the speaker in `role`), never from the path. The data
+has no clock: every run is stamped `NO_CLOCK`, so no trend is fitted.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +41,16 @@ from contextos_lab.loaders.otlp import (
     _requests,
     new_result,
 )
+from contextos_lab.loaders.trace_text import CONTENT, CONTENT_CHARS
+from contextos_lab.schemas.base import canonical_json
+from contextos_lab.schemas.clock import NO_CLOCK
 from contextos_lab.schemas.decision import DecisionRecord, TerminalStatus
 from contextos_lab.schemas.feedback import FeedbackEntry, OverrideKind
 from contextos_lab.schemas.ids import new_id
 
-DEFAULT_EPOCH = datetime(2025, 1, 6, tzinfo=UTC)
+#: Annotation fields beyond agent/step/reason that some subsets carry; kept verbatim.
+EXTRA_ANNOTATIONS = ("mistake_type", "is_corrected", "is_correct", "labels")
+PHASES = ("first_third", "middle_third", "last_third")
 ANNOTATOR = "who_and_when_annotator"
 REASON_CLASS = "agent_mistake"
 
@@ -59,13 +71,20 @@ def _speaker(turn: Mapping[str, Any]) -> str:
     return re.sub(r"\s*\(.*\)$", "", str(name)).strip() or "unknown"
 
 
-def _subset(path: Path, raw: Mapping[str, Any]) -> str:
-    text = str(path).lower()
-    if "hand" in text:
-        return "hand_crafted"
-    if "algorithm" in text:
-        return "algorithm_generated"
-    return "hand_crafted" if "system_prompt" not in raw else "algorithm_generated"
+def _subset(raw: Mapping[str, Any], history: list[Any]) -> str:
+    named = any(isinstance(t, Mapping) and t.get("name") for t in history)
+    return "algorithm_generated" if named or "system_prompt" in raw else "hand_crafted"
+
+
+def phase_of(step: int, n_steps: int) -> str | None:
+    """Which third of the run the step falls in (None when the step is outside the run)."""
+    if n_steps <= 0 or not 0 <= step < n_steps:
+        return None
+    return PHASES[min(2, 3 * step // n_steps)]
+
+
+def _same_agent(a: str, b: str) -> bool:
+    return _slug(a) == _slug(b)
 
 
 def _rows(path: Path) -> Iterator[tuple[int | None, Any]]:
@@ -81,12 +100,7 @@ def _rows(path: Path) -> Iterator[tuple[int | None, Any]]:
             yield number, data
 
 
-def load_who_and_when(
-    paths: str | Path | Iterable[str | Path],
-    *,
-    epoch: datetime = DEFAULT_EPOCH,
-    spacing: timedelta = timedelta(hours=6),
-) -> TraceLoadResult:
+def load_who_and_when(paths: str | Path | Iterable[str | Path]) -> TraceLoadResult:
     """Load annotated failures from files or folders (searched recursively): traces, FAILED
     DecisionRecords and one FeedbackEntry each (`feedback`)."""
     items = [paths] if isinstance(paths, (str, Path)) else list(paths)
@@ -99,7 +113,6 @@ def load_who_and_when(
             else _files(p, ())
         )
     result = new_result(paths, "who-and-when")
-    position = 0
     for path in files:
         try:
             rows = list(_rows(path))
@@ -107,8 +120,7 @@ def load_who_and_when(
             result.reject(path, None, None, f"unreadable: {exc}")
             continue
         for number, raw in rows:
-            item, problem = guarded(_failure_of(path, number), raw, epoch + position * spacing)
-            position += 1
+            item, problem = guarded(_failure_of(path, number), raw, NO_CLOCK)
             if item is None:
                 result.reject(path, number, problem[0], problem[1], raw)
                 continue
@@ -145,9 +157,11 @@ def _failure(
         history = history.tolist()
     if not isinstance(history, list):
         return None, ("history", "history missing or not a list")
-    subset = _subset(path, raw)
-    qid = raw.get("question_ID") or raw.get("question_id") or f"{path.stem}:{line or 0}"
+    subset = _subset(raw, history)
+    digest = hashlib.sha256(canonical_json(history).encode("utf-8")).hexdigest()[:10]
+    qid = raw.get("question_ID") or raw.get("question_id") or digest
     trace_id = f"ww:{subset}:{qid}"
+    turns = [t if isinstance(t, Mapping) else {} for t in history]
     spans = [
         Span(
             trace_id,
@@ -159,9 +173,7 @@ def _failure(
             {OPERATION: "invoke_agent", "question": str(raw.get("question") or "")},
         )
     ]
-    for i, turn in enumerate(history):
-        if not isinstance(turn, Mapping):
-            continue
+    for i, turn in enumerate(turns):
         spans.append(
             Span(
                 trace_id,
@@ -170,19 +182,36 @@ def _failure(
                 at + timedelta(seconds=i),
                 None,
                 "root",
-                {OPERATION: "invoke_agent", AGENT_NAME: _speaker(turn), "whoandwhen.step": i},
+                {
+                    OPERATION: "invoke_agent",
+                    AGENT_NAME: _speaker(turn),
+                    "whoandwhen.step": i,
+                    CONTENT: str(turn.get("content") or "")[:CONTENT_CHARS],
+                },
             )
         )
+    speaker = _speaker(turns[step]) if 0 <= step < len(turns) else None
+    if speaker is None:
+        flag = f"mistake_step {step} is outside the history ({len(turns)} steps)"
+    elif not _same_agent(speaker, agent):
+        flag = f"step {step} is spoken by {speaker}, not by mistake_agent {agent}"
+    else:
+        flag = None
+    phase = phase_of(step, len(turns))
+    level = raw.get("level")
     ground_truth = raw.get("ground_truth", raw.get("groundtruth"))
     attrs = {
-        "file": str(path),
+        "file": path.name,
         "subset": subset,
         "question_id": qid,
-        "level": raw.get("level"),
+        "level": level,
         "ground_truth": None if ground_truth is None else str(ground_truth),
     }
     trace = Trace(trace_id, "who-and-when", tuple(spans), attrs)
-    decision_key = f"{subset}.{_slug(agent)}"
+    decision_key = f"{subset}.level_{_slug(str(level))}" if level not in (None, "") else subset
+    extra = {k: raw[k] for k in EXTRA_ANNOTATIONS if k in raw}
+    # Reason classes are a registry; the free `mistake_type` stays an annotation column.
+    reason_class = REASON_CLASS
     record = DecisionRecord(
         record_id=new_id("dr", at=at, seed=trace_id),
         trace_id=trace_id,
@@ -193,12 +222,19 @@ def _failure(
         inputs={
             "source": "who-and-when",
             "failed": True,
-            "reason_class": REASON_CLASS,
+            "reason_class": reason_class,
             "mistake_agent": agent,
             "mistake_step": step,
-            "level": raw.get("level"),
+            "mistake_reason": reason.strip(),
+            "n_steps": len(turns),
+            "phase": phase,
+            "speaker_at_step": speaker,
+            "annotation_flag": flag,
+            "failing_step": step,
+            "level": level,
+            "annotation": extra,
         },
-        tool_calls=tuple(_speaker(t) for t in history if isinstance(t, Mapping)),
+        tool_calls=tuple(_speaker(t) for t in turns),
         decided_at=at,
     )
     feedback = FeedbackEntry(
@@ -207,9 +243,14 @@ def _failure(
         decision_record_id=record.record_id,
         decision_key=decision_key,
         override_kind=OverrideKind.modify,
-        override_reason_class=REASON_CLASS,
+        override_reason_class=reason_class,
         override_reason_text=reason.strip(),
-        evidence_refs_seen=(f"agent:{agent}", f"step:{step}", f"trace:{trace_id}"),
+        evidence_refs_seen=(
+            f"agent:{agent}",
+            f"step:{step}",
+            f"phase:{phase or 'outside_run'}",
+            f"trace:{trace_id}",
+        ),
         signed_by=ANNOTATOR,
         signed_at=at,
     )

@@ -2,6 +2,11 @@
 — is marked fixed, still_failing, invalid or superseded, with evidence. Closures are appended,
 never edited; each carries recurrence metadata computed from the earlier closures of the same
 source, so a failed attempt adds to the record instead of disappearing.
+
+A closure is refused when its source or any evidence id is not in the store, and `fixed` is
+refused without a ReplayPacket that names the pressure (its `source_pressure.source_ref` is the
+source or one of the source cluster's corrections) with pinned pack, compiled-context hash,
+side-effect policy and expected outcome; the packet is stored and becomes evidence.
 """
 
 from __future__ import annotations
@@ -12,12 +17,14 @@ from typing import Any
 
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.ids import new_id
+from contextos_lab.schemas.insight import InsightCluster
 from contextos_lab.schemas.monitoring import (
     ClosureStatus,
     MonitorDecision,
     MonitorVerdict,
     SourceClosure,
 )
+from contextos_lab.schemas.replay import ReplayPacket
 from contextos_lab.schemas.strategy import ReplayStatus, ReplayVerdict, StrategyProposal
 
 #: Monitor verdict → closure of the source. A rule retired because it governs nothing means
@@ -28,6 +35,29 @@ FROM_MONITOR: dict[MonitorDecision, ClosureStatus] = {
     MonitorDecision.supersede: ClosureStatus.superseded,
     MonitorDecision.retire: ClosureStatus.invalid,
 }
+
+
+class ClosureRefused(ValueError):
+    pass
+
+
+def packet_problems(store: Any, source_id: str, packet: ReplayPacket | None) -> list[str]:
+    """Why `packet` cannot back a `fixed` closure of `source_id` (empty: it can)."""
+    if packet is None:
+        return ["`fixed` needs a ReplayPacket naming the pressure (seed 001)"]
+    cluster = store.get(InsightCluster, source_id)
+    names = {source_id, *(cluster.feedback_ids if cluster is not None else ())}
+    out = []
+    if packet.source_pressure.source_ref not in names:
+        out.append(
+            f"packet {packet.packet_id} names pressure {packet.source_pressure.source_ref}, "
+            f"not {source_id} or its corrections"
+        )
+    if not packet.pinned_context_pack.strip():
+        out.append(f"packet {packet.packet_id} pins no context pack")
+    if not packet.expected_outcome.decision.strip():
+        out.append(f"packet {packet.packet_id} has no expected outcome")
+    return out
 
 
 def closures_of(store: Any, source_id: str) -> list[SourceClosure]:
@@ -56,12 +86,26 @@ def close_source(
     source_kind: str | None = None,
     rule_id: str | None = None,
     evidence_ids: Sequence[str] = (),
+    packet: ReplayPacket | None = None,
     at: datetime | None = None,
 ) -> SourceClosure:
     """Append a closure of `source_id` (which must be in the store, as must the evidence)."""
     when = at or datetime.now(UTC)
     status = ClosureStatus(status)
     found = store.find(source_id)
+    problems = [] if found is not None else [f"source {source_id} is not in the store"]
+    if status == ClosureStatus.fixed:
+        problems += packet_problems(store, source_id, packet)
+    problems += [f"evidence {e} is not in the store" for e in evidence_ids if store.find(e) is None]
+    if rule_id and store.find(rule_id) is None:
+        problems.append(f"rule {rule_id} is not in the store")
+    if problems:
+        raise ClosureRefused(
+            f"refusing to close {source_id} {status.value}: " + "; ".join(problems)
+        )
+    if packet is not None:
+        store.append(packet)
+        evidence_ids = (*evidence_ids, packet.packet_id)
     kind = source_kind or (found.store_kind if found is not None else "replay_case")
     prior = sorted(closures_of(store, source_id), key=lambda c: c.closed_at)
     rec = recurrence(prior, status, when)
@@ -77,14 +121,20 @@ def close_source(
         recurrence=rec,
         closed_at=when,
     )
-    ups = [i for i in (source_id, rule_id, *evidence_ids) if i and store.find(i) is not None]
+    ups = [i for i in (source_id, rule_id, *evidence_ids) if i]
     store.append(closure, upstream=ups)
     return closure
 
 
 def close_from_monitor(
-    store: Any, verdict: MonitorVerdict, source_id: str, *, at: datetime | None = None
+    store: Any,
+    verdict: MonitorVerdict,
+    source_id: str,
+    *,
+    packet: ReplayPacket | None = None,
+    at: datetime | None = None,
 ) -> SourceClosure:
+    """The closure a monitor verdict implies (keep → fixed, which needs `packet`)."""
     status = FROM_MONITOR[verdict.verdict]
     return close_source(
         store,
@@ -93,6 +143,7 @@ def close_from_monitor(
         f"monitor {verdict.verdict.value}: " + "; ".join(verdict.reasons),
         rule_id=verdict.rule_id,
         evidence_ids=[verdict.monitor_verdict_id],
+        packet=packet,
         at=at or verdict.decided_at,
     )
 
@@ -104,6 +155,8 @@ def close_failed_replay(
     if verdict.status != ReplayStatus.replay_regression:
         return None
     bad = [d.trace_id for d in verdict.details if d.classification == "changed_unexpected"]
+    if store.find(verdict.verdict_id) is None:  # the verdict is the evidence: keep it
+        store.append(verdict)
     return close_source(
         store,
         proposal.insight_id,

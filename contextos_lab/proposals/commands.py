@@ -1,4 +1,4 @@
-"""`contextos-lab propose | replay | release | rollback | lineage | metrics`.
+"""`contextos-lab propose | replay | lineage | metrics` (release: `release_commands`).
 
 `lineage RULE_ID` here answers "why does this rule exist?" (the operator corrections behind a
 rule); `store lineage` stays the raw upstream tree of any artifact.
@@ -14,15 +14,13 @@ from typing import Any, TypeVar
 
 from contextos_lab.cli_conventions import add_command
 from contextos_lab.proposals.bundle_registry import DEFAULT_BUNDLES_DIR, BundleRegistry
-from contextos_lab.proposals.checklist import latest_verdict
-from contextos_lab.proposals.compilers import CompileError, cluster_records, propose_from_insight
+from contextos_lab.proposals.cli_common import next_step
+from contextos_lab.proposals.closure import close_failed_replay
+from contextos_lab.proposals.compilers import CompileError, cluster_records, compile_insight
 from contextos_lab.proposals.goldens import load_goldens
 from contextos_lab.proposals.metrics import loop_metrics
 from contextos_lab.proposals.release import (
-    ReleaseRefused,
     record_replay,
-    release_proposal,
-    rollback,
     send_to_replay,
 )
 from contextos_lab.proposals.replay import BaselineDrift, run_replay_gate
@@ -30,7 +28,7 @@ from contextos_lab.proposals.why import why_rule_exists
 from contextos_lab.schemas.base import Envelope
 from contextos_lab.schemas.insight import InsightCluster
 from contextos_lab.schemas.lifecycle import LifecycleStatus
-from contextos_lab.schemas.strategy import ReplayVerdict, StrategyProposal, StrategyRule
+from contextos_lab.schemas.strategy import StrategyProposal, StrategyRule
 from contextos_lab.store.commands import default_store_url, open_store
 
 E = TypeVar("E", bound=Envelope)
@@ -84,21 +82,33 @@ def _propose(args: argparse.Namespace) -> int:
         return 2
     insight = _find_insight(store, args)
     if insight is None:
-        return _err(f"no InsightCluster for {args.insight or args.reason_class}")
+        return _err(
+            f"no InsightCluster for {args.insight or args.reason_class} in {args.store} "
+            "(run `contextos-lab cluster --store URL` after ingest)"
+        )
     bundles = BundleRegistry(args.bundles)
     try:
-        proposal = propose_from_insight(
-            insight, bundles=bundles, records=cluster_records(store, insight)
-        )
+        made = compile_insight(insight, bundles=bundles, records=cluster_records(store, insight))
     except CompileError as exc:
         return _err(str(exc))
-    stored = store.get(StrategyProposal, proposal.proposal_id)
+    stored = store.get(type(made), made.artifact_id)
     if stored is not None:  # same insight, same patch: the same proposal, already filed
-        print(f"{proposal.proposal_id} already proposed ({stored.status.value})", file=sys.stderr)
-        proposal = stored
+        print(f"{made.artifact_id} already proposed ({stored.status.value})", file=sys.stderr)
+        made = stored
     else:
-        store.append(proposal)
-    _dump(proposal)
+        store.append(made)
+    _dump(made)
+    if isinstance(made, StrategyRule):
+        assert made.adjustment is not None
+        print(
+            f"proposed {made.adjustment.layer.value} StrategyRule {made.rule_id} from "
+            f"{insight.insight_id}",
+            file=sys.stderr,
+        )
+        next_step(f"contextos-lab review {made.rule_id} --role compliance|reliability|security ...")
+    else:
+        print(f"proposed {made.proposal_id} ({made.proposal_class.value})", file=sys.stderr)
+        next_step(f"contextos-lab replay {made.proposal_id}")
     return 0
 
 
@@ -114,55 +124,17 @@ def _replay(args: argparse.Namespace) -> int:
     if proposal.status == LifecycleStatus.in_replay:
         record_replay(proposal, verdict, actor=args.actor, store=store)
     _dump(verdict)
-    return 0 if verdict.status == "replay_clean" else 1
-
-
-def _reviews(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        name, _, verdict = pair.partition("=")
-        out[name.strip()] = verdict.strip()
-    return out
-
-
-def _release(args: argparse.Namespace) -> int:
-    store, proposal = _load(args, StrategyProposal, args.proposal_id)
-    verdict = (
-        store.get(ReplayVerdict, args.verdict)
-        if args.verdict
-        else latest_verdict(store, proposal.proposal_id)
+    print(
+        f"{verdict.verdict_id}: {verdict.status.value} ({verdict.changed_to_expected} changed "
+        f"to expected, {verdict.changed_unexpected} unexpected of {verdict.goldens_total})",
+        file=sys.stderr,
     )
-    try:
-        done = release_proposal(
-            proposal,
-            verdict,
-            args.approver,
-            _reviews(args.review),
-            store=store,
-            bundles=BundleRegistry(args.bundles),
-            supersedes=args.supersedes,
-        )
-    except ReleaseRefused as exc:
-        return _err(str(exc))
-    _dump(done.rule)
-    print(f"live: {done.bundle.ref}", file=sys.stderr)
-    return 0
-
-
-def _rollback(args: argparse.Namespace) -> int:
-    store, rule = _load(args, StrategyRule, args.rule_id)
-    try:
-        closed, live = rollback(
-            rule,
-            store=store,
-            bundles=BundleRegistry(args.bundles),
-            actor=args.actor,
-            reason=args.reason,
-        )
-    except ValueError as exc:
-        return _err(str(exc))
-    print(f"{closed.rule_id} {closed.status.value}; live: {live.ref}")
-    return 0
+    if verdict.status == "replay_clean":
+        next_step(f"contextos-lab review {proposal.proposal_id} --role compliance ... (x3)")
+    else:
+        close_failed_replay(store, proposal, verdict)
+        next_step(f"read the details above; contextos-lab close {proposal.insight_id} ...")
+    return 0 if verdict.status == "replay_clean" else 1
 
 
 def _lineage(args: argparse.Namespace) -> int:
@@ -219,38 +191,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--actor", default="contextos-lab")
     _common(p)
     p.set_defaults(func=_exits(_replay))
-
-    p = add_command(
-        subparsers,
-        "release",
-        help="release a replay-clean, reviewed proposal",
-        example="contextos-lab release PROPOSAL_ID --approver lead --review compliance=approve",
-    )
-    p.add_argument("proposal_id")
-    p.add_argument("--approver", required=True)
-    p.add_argument(
-        "--review",
-        action="append",
-        default=[],
-        metavar="NAME=VERDICT",
-        help="reviewer verdict, e.g. compliance=approve (repeat for security, reliability)",
-    )
-    p.add_argument("--verdict", help="ReplayVerdict id (default: the latest for the proposal)")
-    p.add_argument("--supersedes", help="active rule this release replaces on purpose")
-    _common(p)
-    p.set_defaults(func=_exits(_release))
-
-    p = add_command(
-        subparsers,
-        "rollback",
-        help="restore a rule's pinned baseline bundle",
-        example='contextos-lab rollback RULE_ID --reason "refund spike" --actor lead',
-    )
-    p.add_argument("rule_id")
-    p.add_argument("--reason", required=True)
-    p.add_argument("--actor", required=True)
-    _common(p)
-    p.set_defaults(func=_exits(_rollback))
 
     p = add_command(
         subparsers,

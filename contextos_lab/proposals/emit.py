@@ -1,5 +1,11 @@
-"""Proposal files from a gate run: TuningProposals for `promote` verdicts only, ResearchTasks
-only for patterns the gate confirmed on the held-out split (or knowledge gaps tuning left open).
+"""Proposal files from a gate run: one TuningProposal per sweep when anything was promoted,
+ResearchTasks only for patterns the gate confirmed on the held-out split (or knowledge gaps
+tuning left open).
+
+One decision per sweep: the promoted candidates are one proposal's family of operating points
+(`gate.family`), rank 1 as its `candidate_change`. Re-running the same sweep on the same data
+emits nothing new: a proposal with the same evidence key (spec, sets, promoted changes) already
+in the folder is reported as "already proposed", with its path.
 
 Every file names the rendered HTML report it was reviewed with, by path and SHA-256, so a
 reviewer can tell the report they read is the one the proposal cites. Files are written
@@ -11,12 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from contextos_lab.gate.family import OperatingPoint, evidence_key, promoted_family
 from contextos_lab.gate.run_gate import GateRun
 from contextos_lab.gate.verdict import GateDecision
 from contextos_lab.schemas.base import Envelope
@@ -25,6 +33,7 @@ from contextos_lab.schemas.research import ResearchTask
 from contextos_lab.schemas.tuning import (
     BaselineTuple,
     CandidateChange,
+    FrontierPoint,
     ReportRef,
     TuningProposal,
     TuningTarget,
@@ -36,6 +45,15 @@ PROPOSALS_DIR = "proposals"
 
 class ProposalExists(FileExistsError):
     """A proposal file with that id already exists; it is never overwritten."""
+
+
+class UnsafeProposalPath(ValueError):
+    """A proposal file would land outside its folder (an id that is not one plain file name)
+    or through a symbolic link (a `proposals/` pointing elsewhere): nothing is written."""
+
+
+#: An id usable as a file name on its own: no separator, no `..`, no leading dot or dash.
+_SAFE_ID = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,199}\Z")
 
 
 class EmitResult(BaseModel):
@@ -95,10 +113,22 @@ def write_new(path: Path, text: str) -> Path:
 
 
 def write_envelope(envelope: Envelope, directory: str | Path) -> Path:
-    return write_new(
-        Path(directory) / f"{envelope.artifact_id}.json",
-        envelope.model_dump_json(indent=1, by_alias=True) + "\n",
-    )
+    """`directory/<id>.json`, refusing an id that is not one plain file name and a directory
+    reached through a symbolic link (ids are validated by their schemas, but an envelope built
+    with `model_construct` skips validation; the folder check is the last line)."""
+    aid = envelope.artifact_id
+    if not _SAFE_ID.match(aid) or ".." in aid:
+        raise UnsafeProposalPath(f"artifact id {aid!r} is not a plain file name; not written")
+    folder = Path(directory)
+    if folder.is_symlink():
+        raise UnsafeProposalPath(
+            f"{folder} is a symbolic link; proposals are not written through links "
+            "(point the out dir at the real folder)"
+        )
+    path = folder / f"{aid}.json"
+    if path.is_symlink():
+        raise UnsafeProposalPath(f"{path} is a symbolic link; not followed")
+    return write_new(path, envelope.model_dump_json(indent=1, by_alias=True) + "\n")
 
 
 def _layer(layers: list[str]) -> str:
@@ -122,13 +152,28 @@ def expected_delta(decision: GateDecision) -> dict[str, Any]:
     }
 
 
-def tuning_proposal(run: GateRun, decision: GateDecision, report: ReportRef) -> TuningProposal:
-    """The seed-001 TuningProposal for one promoted candidate."""
-    if decision.verdict != "promote":
-        raise ValueError(f"{decision.candidate_id} is {decision.verdict!r}; only promote emits")
-    cand = run.candidate(decision.candidate_id)
+def _change(cand: Any) -> CandidateChange:
+    return CandidateChange(
+        layer=_layer(cand.layers),
+        diff={k: ValueChange.model_validate(v) for k, v in cand.config_diff.items()},
+    )
+
+
+def tuning_proposal(
+    run: GateRun, family: list[OperatingPoint] | GateDecision, report: ReportRef
+) -> TuningProposal:
+    """The seed-001 TuningProposal for a sweep's promoted family (rank 1 is the change)."""
+    if isinstance(family, GateDecision):  # one decision: a family of one
+        if family.verdict != "promote":
+            raise ValueError(f"{family.candidate_id} is {family.verdict!r}; only promote emits")
+        family = [OperatingPoint(1, run.candidate(family.candidate_id), family)]
+    if not family:
+        raise ValueError("nothing promoted: no TuningProposal")
+    top = family[0]
+    cand, decision = top.candidate, top.decision
+    key = evidence_key(run, family)
     return TuningProposal(
-        tuning_proposal_id=new_id("at", seed=f"{run.run_id}:{cand.candidate_id}"),
+        tuning_proposal_id=new_id("at", seed=key),
         target=TuningTarget.model_validate(run.target),
         guardrails={**run.guardrails, "as_strings": run.guardrail_strings},
         baseline_tuple=BaselineTuple.model_validate(run.baseline_tuple),
@@ -136,16 +181,14 @@ def tuning_proposal(run: GateRun, decision: GateDecision, report: ReportRef) -> 
         search_set=f"{run.search_set['path']}@sha256:{run.search_set['manifest_hash']}",
         heldout_test_set=f"{run.heldout['path']}@sha256:{run.heldout['manifest_hash']}",
         rollback_target=run.rollback_target,
-        candidate_change=CandidateChange(
-            layer=_layer(cand.layers),
-            diff={k: ValueChange.model_validate(v) for k, v in cand.config_diff.items()},
-        ),
+        candidate_change=_change(cand),
         expected_delta=expected_delta(decision),
         evaluation_run_id=run.run_id,
         gate={
             "verdict": decision.verdict,
             "reasons": list(decision.reasons),
             "candidate_id": cand.candidate_id,
+            "proposer": cand.proposer or {"kind": "sampler", "by": f"sampler:{run.study}"},
             "study": run.study,
             "trial_number": cand.trial_number,
             "target_metric": decision.target_metric,
@@ -161,9 +204,39 @@ def tuning_proposal(run: GateRun, decision: GateDecision, report: ReportRef) -> 
                 run.error_budget.model_dump(mode="json") if run.error_budget else None
             ),
             "spec_hash": run.spec_hash,
+            "evidence_key": key,
+            "operating_points": len(family),
         },
         report=report,
+        operating_points=tuple(
+            FrontierPoint(
+                rank=p.rank,
+                candidate_id=p.candidate.candidate_id,
+                trial_number=p.candidate.trial_number,
+                change=_change(p.candidate),
+                expected_delta=expected_delta(p.decision),
+                target_p_adjusted=p.decision.target_p_adjusted,
+            )
+            for p in family
+        ),
     )
+
+
+def already_proposed(directory: str | Path, key: str) -> Path | None:
+    """The proposal file in `directory` with this evidence key, if one was emitted before."""
+    import json
+
+    folder = Path(directory)
+    if not folder.is_dir():
+        return None
+    for path in sorted(folder.glob("at_*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if (data.get("gate") or {}).get("evidence_key") == key:
+            return path
+    return None
 
 
 def research_task(run: GateRun, index: int, report: ReportRef) -> ResearchTask:
@@ -197,7 +270,8 @@ def emit(run: GateRun, report: str | Path, out_dir: str | Path) -> EmitResult:
     """Write the proposal files a gate run earns into `out_dir/proposals/`.
 
     `report` is the rendered HTML of the gate notebook for this run (its hash goes into every
-    file). An id that already exists is left as it is and listed in `existing`.
+    file). A file that already exists (same evidence) is left as it is; its path is listed in
+    `existing`.
     """
     target = Path(out_dir) / PROPOSALS_DIR
     ref = report_ref(report, target)
@@ -210,12 +284,19 @@ def emit(run: GateRun, report: str | Path, out_dir: str | Path) -> EmitResult:
             not_emitted.append(
                 {"candidate_id": d.candidate_id, "verdict": d.verdict, "reasons": list(d.reasons)}
             )
-            continue
-        proposal = tuning_proposal(run, d, ref)
-        try:
-            written_t.append(str(write_envelope(proposal, target)))
-        except ProposalExists:
-            existing.append(proposal.artifact_id)
+    family = promoted_family(run)
+    already: str | None = None
+    if family:
+        earlier = already_proposed(target, evidence_key(run, family))
+        if earlier is None:
+            proposal = tuning_proposal(run, family, ref)
+            try:
+                written_t.append(str(write_envelope(proposal, target)))
+            except ProposalExists:
+                earlier = target / f"{proposal.artifact_id}.json"
+        if earlier is not None:
+            already = str(earlier)
+            existing.append(already)
     for i, c in enumerate(run.research):
         if not c.confirmed:
             not_emitted.append(
@@ -226,9 +307,14 @@ def emit(run: GateRun, report: str | Path, out_dir: str | Path) -> EmitResult:
         try:
             written_r.append(str(write_envelope(task, target)))
         except ProposalExists:
-            existing.append(task.artifact_id)
+            existing.append(str(target / f"{task.artifact_id}.json"))
     if written_t:
-        message = f"{len(written_t)} TuningProposal file(s) in {target}"
+        message = (
+            f"1 TuningProposal file with {len(family)} operating point(s) on the front "
+            f"in {target}"
+        )
+    elif already:
+        message = f"already proposed: {already} (same change, same evidence); nothing new"
     else:
         verdicts = sorted({d.verdict for d in run.decisions}) or ["no feasible candidates"]
         message = (
@@ -237,8 +323,9 @@ def emit(run: GateRun, report: str | Path, out_dir: str | Path) -> EmitResult:
         )
     if written_r:
         message += f"; {len(written_r)} ResearchTask file(s)"
-    if existing:
-        message += f"; {len(existing)} id(s) already existed and were left untouched"
+    others = len(existing) - (1 if already else 0)
+    if others:
+        message += f"; {others} ResearchTask file(s) already existed and were left untouched"
     return EmitResult(
         run_id=run.run_id,
         tuning_proposals=written_t,

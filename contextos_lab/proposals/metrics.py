@@ -1,7 +1,10 @@
 """The loop's evaluation metrics (seed 001), computed from what the store holds.
 
-- adoption rate: proposals that reached `released` / proposals that reached `reviewed`;
+- adoption rate: proposals (StrategyProposals and layer StrategyRules) that reached `released` /
+  those that reached `reviewed`;
   flagged outside ADOPTION_BAND (below: the loop proposes noise; above: review rubber-stamps);
+- detection lead time: the source cluster's first correction (the regression showing up) →
+  the proposal (StrategyProposal or layer StrategyRule) first written to the store, median hours;
 - correction-to-proposal latency: first correction in a released rule's lineage → release
   (seed: "operator correction → derived StrategyRule"), median hours;
 - time to close a repeated issue: the cluster's second correction (first repeated signal) →
@@ -16,7 +19,7 @@ A rate with nothing to count is None, not 0.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from statistics import median
 from typing import Any
 
@@ -43,6 +46,8 @@ class LoopMetrics(BaseModel):
     proposals_released: int
     adoption_rate: float | None
     adoption_flag: str
+    proposals_emitted: int
+    detection_lead_time_hours: float | None
     correction_to_rule_hours: float | None
     repeated_issue_close_hours: float | None
     rules_released: int
@@ -86,8 +91,41 @@ def _closing(rule: StrategyRule) -> tuple[str, Any] | None:
     return None
 
 
+def _first_written(store: Any, kind: str) -> dict[str, datetime]:
+    out: dict[str, datetime] = {}
+    for row in store.rows(kind):
+        out.setdefault(row.artifact_id, datetime.fromisoformat(row.written_at))
+    return out
+
+
+def _detection_lead_hours(store: Any) -> list[float]:
+    """Source cluster's earliest correction → the proposal's first row in the store."""
+    hours = []
+    for kind, items in (
+        (
+            "strategy_proposal",
+            [(p.proposal_id, p.insight_id) for p in store.list(StrategyProposal)],
+        ),
+        (
+            "strategy_rule",
+            [
+                (r.rule_id, r.trigger.get("from_insight"))
+                for r in store.list(StrategyRule)
+                if r.adjustment is not None
+            ],
+        ),
+    ):
+        written = _first_written(store, kind)
+        for aid, insight_id in items:
+            cluster = store.get(InsightCluster, insight_id) if insight_id else None
+            if cluster is not None and aid in written:
+                hours.append((written[aid] - cluster.earliest).total_seconds() / 3600)
+    return hours
+
+
 def loop_metrics(store: Any) -> LoopMetrics:
-    proposals = store.list(StrategyProposal)
+    layer_rules = [r for r in store.list(StrategyRule) if r.adjustment is not None]
+    proposals = [*store.list(StrategyProposal), *layer_rules]
     reviewed = [p for p in proposals if _reached(p, S.reviewed)]
     released = [p for p in reviewed if _reached(p, S.released)]
     adoption = _rate(len(released), len(reviewed))
@@ -125,6 +163,8 @@ def loop_metrics(store: Any) -> LoopMetrics:
         proposals_released=len(released),
         adoption_rate=adoption,
         adoption_flag=adoption_flag(adoption),
+        proposals_emitted=len(proposals),
+        detection_lead_time_hours=median(lead) if (lead := _detection_lead_hours(store)) else None,
         correction_to_rule_hours=median(latencies) if latencies else None,
         repeated_issue_close_hours=median(closes) if closes else None,
         rules_released=len(rules),

@@ -31,6 +31,23 @@ APPROVER = "user_change_control_3"
 REVIEWS = {"compliance": "approve", "security": "approve", "reliability": "approve"}
 
 
+def ingest_project_data(store: Any, project_dir: str | Path) -> str:
+    """A project's raw `data/` files (decisions, feedback, scorecards) into the store, then its
+    clusters and insights (what `ingest` and `cluster --store` do), for notebook 04."""
+    from contextos_lab.insights.pipeline import analyse
+    from contextos_lab.insights.stored import loaded_from_store, store_report
+    from contextos_lab.loaders.ingest import store_loaded
+    from contextos_lab.loaders.records import load_records
+
+    data = Path(project_dir) / "data"
+    for kind in ("decisions", "feedback", "scorecards"):
+        path = data / f"{kind}.jsonl"
+        if path.is_file():
+            store_loaded(kind, load_records(kind, path, None), store)
+    loaded = loaded_from_store(store)
+    return store_report(analyse(loaded, text_backend=None), loaded, store)
+
+
 @dataclass
 class ReplayView:
     insight: InsightCluster

@@ -101,7 +101,7 @@ class PolicyBundle(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    bundle_id: str = Field(min_length=1, examples=["POLICY_CODE_MERGE_V1"])
+    bundle_id: str = Field(min_length=1, examples=["MY_POLICY_V1"])
     version: int = Field(ge=1)
     rules: tuple[PolicyRule, ...]
     parent_hash: str | None = None

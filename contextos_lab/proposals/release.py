@@ -109,7 +109,7 @@ def reviewer_problems(verdicts: Mapping[str, str]) -> list[str]:
         got = verdicts.get(name)
         if got is None:
             out.append(f"no {name} reviewer verdict attached")
-        elif got.strip().lower() not in APPROVING:
+        elif (got.strip().lower().split() or [""])[0] not in APPROVING:
             out.append(f"{name} reviewer verdict is {got!r}, not an approval")
     return out
 
@@ -261,12 +261,22 @@ def rollback(
     reason: str,
     at: datetime | None = None,
 ) -> tuple[StrategyRule, PolicyBundle]:
-    """Kill switch: the pinned baseline becomes live again (hash-equal), the rule is retired."""
+    """Kill switch: the pinned baseline (bundle or layer version) becomes live again
+    (hash-equal), the rule is retired."""
     if rule.pinned_baseline is None or not rule.active:
         raise ValueError(
             f"{rule.rule_id} is {rule.status.value} with no pinned baseline to restore"
         )
     when = _now(at)
+    if rule.patch is None:  # an adjustment-layer rule
+        from contextos_lab.proposals.layer_release import LayerRegistry, rollback_layer
+
+        layers = LayerRegistry.beside(bundles.root)
+        restored = rollback_layer(rule, layers, actor=actor, reason=reason)
+        closed = _close_rule(
+            rule, S.retired, store=store, actor=actor, reason=f"rollback: {reason}", at=when
+        )
+        return closed, restored  # type: ignore[return-value]
     baseline = bundles.resolve(rule.pinned_baseline)
     bundles.activate(baseline, actor=actor, reason=f"rollback {rule.rule_id}", rule_id=rule.rule_id)
     closed = _close_rule(
@@ -294,6 +304,10 @@ def retire(
         new = apply_patch(live, deprecate)
         new = new.model_copy(update={"version": bundles.next_version(live.bundle_id)})
         bundles.activate(new, actor=actor, reason=f"retire {rule.rule_id}", rule_id=rule.rule_id)
+    elif rule.adjustment is not None:
+        from contextos_lab.proposals.layer_release import LayerRegistry, retire_layer
+
+        retire_layer(rule, LayerRegistry.beside(bundles.root), actor=actor, reason=reason)
     return _close_rule(
         rule, S.retired, store=store, actor=actor, reason=f"retire: {reason}", at=when
     )

@@ -4,6 +4,11 @@ Reports land in `<out>/reports/<run_id>/<name>.ipynb|.html`. The HTML is self-co
 are embedded), so its SHA-256 pins exactly what a reviewer saw. When a notebook fails, the
 partial executed notebook is kept beside where the report would be, and `NotebookFailed` says
 where it is and which cell failed.
+
+The HTML is the *reviewer's* view: no code cells, no stderr output (progress frames, warnings),
+tables scroll instead of being cut. The executed `.ipynb` beside it keeps everything (code,
+stderr) for a researcher. Kernels talk to papermill over Unix-domain sockets (`IPCKernelManager`),
+so no "Kernel is running over TCP without encryption" warning reaches the terminal.
 """
 
 from __future__ import annotations
@@ -16,9 +21,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import default
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO_ROOT / "notebooks"
 KERNEL = "python3"
+
+
+class IPCKernelManager(AsyncKernelManager):
+    """A local kernel over Unix-domain sockets in the (owner-only) Jupyter runtime folder.
+
+    ipykernel warns on every start that TCP carries code and outputs in plain text; on one
+    machine IPC is the transport that warning asks for, and it needs no ports.
+    """
+
+    @default("transport")
+    def _default_transport(self) -> str:
+        return "ipc"
+
+    @default("ip")
+    def _default_ip(self) -> str:
+        from jupyter_core.paths import jupyter_runtime_dir
+
+        folder = Path(jupyter_runtime_dir())
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return str(folder / f"kernel-{os.getpid()}-{os.urandom(4).hex()}-ipc")
 
 
 class NotebookFailed(RuntimeError):
@@ -47,17 +75,22 @@ def execute(
     parameters: Mapping[str, Any],
     output: Path,
     *,
-    cwd: Path = REPO_ROOT,
+    cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     progress: bool = False,
 ) -> Path:
     """Run `notebooks/<name>.ipynb` headless into `output`; NotebookFailed on any error.
 
-    The kernel's working directory is `cwd` (the repository root by default), *not* the caller's:
-    pass every path parameter absolute (the `gate` / `sweep` commands resolve the held-out ledger,
-    default included, against the directory they were started from before calling this).
+    The kernel runs in `cwd`, by default the caller's working directory (so relative paths
+    and command records land where the user works), and can import what the caller can
+    (`user_modules.caller_import_env`). Spec paths resolve against the spec's folder.
     """
     import papermill as pm
+
+    from contextos_lab.harness.user_modules import caller_import_env
+
+    env = {**caller_import_env(), **(env or {})}
+    cwd = cwd if cwd is not None else Path.cwd()
 
     source = NOTEBOOKS / f"{name}.ipynb"
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -74,6 +107,10 @@ def execute(
             cwd=str(cwd),
             progress_bar=progress,
             log_output=False,
+            kernel_manager_class=IPCKernelManager,
+            # the executed notebook is already written: stop the kernel without the interrupt
+            # a graceful shutdown sends first (it logs "KeyboardInterrupt caught in kernel")
+            shutdown_kernel="immediate",
         )
     except pm.PapermillExecutionError as exc:
         detail = f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
@@ -89,6 +126,34 @@ def execute(
     return output
 
 
+#: Reviewer-view CSS: wide or long tables scroll inside their output instead of being cut.
+_REVIEW_CSS = """<style>
+.jp-OutputArea-output.jp-RenderedHTMLCommon { max-height: 42em; overflow: auto; }
+.jp-RenderedHTMLCommon table { font-size: 12px; }
+.jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { white-space: nowrap; }
+.jp-RenderedMarkdown td, .jp-RenderedMarkdown th { white-space: normal; }
+</style>
+"""
+
+
+def reviewer_view(nb: Any) -> Any:
+    """The notebook as a reviewer reads it: stderr streams (progress frames, warnings) and
+    error outputs dropped. Code is dropped by the exporter (`exclude_input`)."""
+    import copy
+
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        cell["outputs"] = [
+            o
+            for o in cell.get("outputs", [])
+            if not (o.get("output_type") == "stream" and o.get("name") == "stderr")
+            and o.get("output_type") != "error"
+        ]
+    return nb
+
+
 def to_html(notebook: Path, html: Path | None = None) -> RenderedReport:
     """Render an executed notebook to one self-contained HTML file (atomically)."""
     import nbformat
@@ -97,11 +162,13 @@ def to_html(notebook: Path, html: Path | None = None) -> RenderedReport:
     from contextos_lab.proposals.emit import sha256_file
 
     html = html or notebook.with_suffix(".html")
-    nb = nbformat.read(str(notebook), as_version=4)
+    nb = reviewer_view(nbformat.read(str(notebook), as_version=4))
     exporter = HTMLExporter()
+    exporter.exclude_input = True
     exporter.exclude_input_prompt = True
     exporter.exclude_output_prompt = True
     body, _ = exporter.from_notebook_node(nb)
+    body = body.replace("</head>", _REVIEW_CSS + "</head>", 1)
     fd, tmp = tempfile.mkstemp(dir=html.parent, prefix=f".{html.name}.")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(body)

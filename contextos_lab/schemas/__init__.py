@@ -33,8 +33,10 @@ from contextos_lab.schemas.monitoring import (
     SourceClosure,
 )
 from contextos_lab.schemas.notes import Note, NoteKind, NoteStatus
+from contextos_lab.schemas.preference import PreferenceEntry, Preferred
 from contextos_lab.schemas.replay import ReplayPacket, SourcePressure
 from contextos_lab.schemas.research import ResearchScope, ResearchTask, ResearchTaskStatus
+from contextos_lab.schemas.review import MonitorWindow, ReviewVerdict
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName, Scorecard
 from contextos_lab.schemas.strategy import (
     Adjustment,
@@ -80,10 +82,27 @@ ENVELOPES: dict[str, type[Envelope]] = {
         Scorecard,
         MonitorVerdict,
         SourceClosure,
+        PreferenceEntry,
+        ReviewVerdict,
+        MonitorWindow,
     )
 }
 #: The same, by experience-store kind.
 ENVELOPES_BY_KIND: dict[str, type[Envelope]] = {m.store_kind: m for m in ENVELOPES.values()}
+
+
+def envelope_class(kind: str | type[Envelope]) -> type[Envelope]:
+    """The envelope a lookup names: the class, its name (`"FeedbackEntry"`) or its store kind
+    (`"feedback_entry"`). An unknown name is an error, never an empty result."""
+    if isinstance(kind, type) and issubclass(kind, Envelope):
+        return kind
+    found = ENVELOPES.get(str(kind)) or ENVELOPES_BY_KIND.get(str(kind))
+    if found is None:
+        raise ValueError(
+            f"unknown artifact kind {kind!r}; one of {sorted(ENVELOPES)} "
+            f"(or their store kinds {sorted(ENVELOPES_BY_KIND)})"
+        )
+    return found
 
 __all__ = [
     "DIRECTIONS",
@@ -114,6 +133,7 @@ __all__ = [
     "Lineage",
     "MonitorDecision",
     "MonitorVerdict",
+    "MonitorWindow",
     "Note",
     "NoteKind",
     "NoteStatus",
@@ -121,6 +141,8 @@ __all__ = [
     "Patch",
     "PatchOp",
     "PatchTarget",
+    "PreferenceEntry",
+    "Preferred",
     "ProposalClass",
     "ReplayClassification",
     "ReplayDetail",
@@ -131,6 +153,7 @@ __all__ = [
     "ResearchScope",
     "ResearchTask",
     "ResearchTaskStatus",
+    "ReviewVerdict",
     "Scorecard",
     "ScorecardsDelta",
     "SourceClosure",
@@ -144,6 +167,7 @@ __all__ = [
     "advance",
     "canonical_json",
     "check_transition",
+    "envelope_class",
     "envelopes_to_frame",
     "new_id",
     "sha256_hex",

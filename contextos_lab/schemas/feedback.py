@@ -40,7 +40,7 @@ class FeedbackEntry(Envelope):
     id: FeedbackId
     trace_id: str = Field(min_length=1)
     decision_record_id: DecisionRecordId
-    decision_key: str = Field(min_length=1, examples=["support.refund.execute"])
+    decision_key: str = Field(min_length=1, examples=["my.workflow.execute"])
     override_kind: OverrideKind
     override_reason_class: ReasonClass
     override_reason_text: str | None = None

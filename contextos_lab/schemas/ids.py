@@ -28,6 +28,7 @@ PREFIXES: dict[str, str] = {
     "scorecard": "sc",
     "replay_packet": "rp",
     "evaluation_run": "eval",
+    "preference": "pf",
 }
 
 _SUFFIX = r"[a-z0-9]+"
@@ -68,6 +69,7 @@ def IdOf(prefix: str):
 
 
 FeedbackId = IdOf("fb")
+PreferenceId = IdOf("pf")
 DecisionRecordId = IdOf("dr")
 InsightId = IdOf("ins")
 StrategyProposalId = IdOf("sp")

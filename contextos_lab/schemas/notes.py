@@ -37,4 +37,6 @@ class Note(Envelope):
     status: NoteStatus = NoteStatus.open
     operator: str | None = Field(default=None, description="whose surface (for the daily budget)")
     aggregated_count: int = Field(default=1, ge=1, description="signals folded into this note")
-    created_at: AwareDatetime
+    created_at: AwareDatetime | None = Field(
+        default=None, description="when emitted (seed 001's example has none)"
+    )

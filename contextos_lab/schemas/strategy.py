@@ -5,7 +5,15 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from pydantic import AliasChoices, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AliasChoices,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from contextos_lab.schemas.base import Envelope
 from contextos_lab.schemas.ids import (
@@ -43,7 +51,7 @@ class Patch(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     target: PatchTarget
-    target_id: str = Field(min_length=1, examples=["POLICY_RETURNS_V4"])
+    target_id: str = Field(min_length=1, examples=["MY_POLICY_V1"])
     op: PatchOp
     body: dict[str, Any]
 
@@ -188,6 +196,13 @@ class Lineage(BaseModel):
     replay_verdict_id: ReplayVerdictId | None = None
 
 
+#: Seed 000's StrategyRule statuses, read as the shared lifecycle's states.
+SEED_000_RULE_STATUS: dict[str, str] = {
+    "active": LifecycleStatus.released.value,
+    "deprecated": LifecycleStatus.retired.value,
+}
+
+
 class StrategyRule(Envelope):
     """A released (or proposed) rule with pinned baseline and full lineage.
 
@@ -213,6 +228,12 @@ class StrategyRule(Envelope):
     lineage: Lineage | None = None
     status: LifecycleStatus = LifecycleStatus.proposed
     history: tuple[Transition, ...] = ()
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _seed_000_status(cls, value: object) -> object:
+        """Seed 000 writes a StrategyRule's status as `active` / `deprecated`."""
+        return SEED_000_RULE_STATUS.get(value, value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _released_fields(self) -> StrategyRule:

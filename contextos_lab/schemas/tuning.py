@@ -59,6 +59,20 @@ class ReportRef(BaseModel):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
+class FrontierPoint(BaseModel):
+    """One operating point of a sweep's promoted family (seed 001, "Pareto-frontier proposals":
+    the operator picks a frontier point rather than a single scalar winner)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rank: int = Field(ge=1, description="1 = recommended (target gain, blast radius, clarity)")
+    candidate_id: str
+    trial_number: int
+    change: CandidateChange
+    expected_delta: dict[str, Any]
+    target_p_adjusted: float
+
+
 class TuningProposal(Envelope):
     id_field: ClassVar[str] = "tuning_proposal_id"
     store_kind: ClassVar[str] = "tuning_proposal"
@@ -66,15 +80,21 @@ class TuningProposal(Envelope):
     tuning_proposal_id: TuningProposalId
     target: TuningTarget
     guardrails: dict[str, Any] = Field(default_factory=dict)
-    baseline_tuple: BaselineTuple
-    tunable_surfaces: tuple[str, ...]
-    search_set: str = Field(min_length=1, description="manifest hash or path of the search set")
-    heldout_test_set: str = Field(min_length=1)
-    rollback_target: str = Field(min_length=1)
+    # Seed 001's own TuningProposal example omits the run declarations, so they are optional
+    # here; the gate's emitter (proposals/emit.py) always fills them from the run spec.
+    baseline_tuple: BaselineTuple | None = None
+    tunable_surfaces: tuple[str, ...] | None = None
+    search_set: str | None = Field(
+        default=None, min_length=1, description="manifest hash or path of the search set"
+    )
+    heldout_test_set: str | None = Field(default=None, min_length=1)
+    rollback_target: str | None = Field(default=None, min_length=1)
     candidate_change: CandidateChange
     expected_delta: dict[str, Any]
     evaluation_run_id: str = Field(min_length=1)
     gate: dict[str, Any] = Field(default_factory=dict, description="verdict, tests, read count")
     report: ReportRef | None = None
+    #: Every promoted operating point of the sweep, best first; `candidate_change` is rank 1.
+    operating_points: tuple[FrontierPoint, ...] = ()
     status: LifecycleStatus = LifecycleStatus.proposed
     history: tuple[Transition, ...] = ()

@@ -7,13 +7,14 @@ import os
 import sys
 
 from contextos_lab.cli_conventions import add_command
+from contextos_lab.store.db_url import STORE_ENV
 from contextos_lab.store.experience_store import DEFAULT_STORE_URL, ExperienceStore
 from contextos_lab.store.lineage import lineage
 from contextos_lab.store.signing import SigningKeyMissing
 
 
 def default_store_url() -> str:
-    return os.environ.get("CONTEXTOS_STORE_URL", DEFAULT_STORE_URL)
+    return os.environ.get(STORE_ENV, DEFAULT_STORE_URL)
 
 
 def open_store(url: str, *, create: bool = False) -> ExperienceStore | None:
@@ -26,8 +27,10 @@ def open_store(url: str, *, create: bool = False) -> ExperienceStore | None:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
-    if store is None:
+    try:  # opened as is: a missing table or a corrupt file is a verdict, not a refusal to open
+        store = ExperienceStore(args.store, create=False, check_exists=False)
+    except (FileNotFoundError, ConnectionError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
         report = store.verify()

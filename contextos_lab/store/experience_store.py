@@ -41,13 +41,16 @@ from sqlalchemy import (
     func,
     select,
 )
-from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
 
-from contextos_lab.schemas import ENVELOPES_BY_KIND
+from contextos_lab.schemas import ENVELOPES_BY_KIND, envelope_class
 from contextos_lab.schemas.base import Envelope, EnvelopeList, canonical_json, sha256_hex
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.schemas.lifecycle import check_transition
+from contextos_lab.schemas.preference import PreferenceEntry
+from contextos_lab.store.anchor import advance_anchor
+from contextos_lab.store.db_url import sqlalchemy_url
 from contextos_lab.store.signing import (
     load_authorised_overriders,
     load_signing_key,
@@ -71,8 +74,19 @@ IMMUTABLE_KINDS: frozenset[str] = frozenset(
         "insight_cluster",
         "monitor_verdict",
         "source_closure",
+        "review_verdict",
+        "monitor_window",
     }
 )
+#: Kinds whose `status` is not the proposal lifecycle: the moves a new version may make
+#: (a Note is acted on or dismissed once; a ResearchTask runs, then completes or is refused).
+STATUS_MOVES: dict[str, dict[str, frozenset[str]]] = {
+    "note": {"open": frozenset({"acted_on", "dismissed"})},
+    "research_task": {
+        "queued": frozenset({"running", "completed", "refused"}),
+        "running": frozenset({"completed", "refused"}),
+    },
+}
 
 metadata = MetaData()
 artifacts = Table(
@@ -165,12 +179,18 @@ class VerifyReport:
     first_bad_id: str | None = None
     reason: str | None = None
     warnings: list[str] = field(default_factory=list)
+    #: A stable name for what failed (`rows_deleted`, `rolled_back`, `row_mac_invalid`, ...).
+    verdict: str | None = None
 
     def __str__(self) -> str:
         if self.ok:
-            return f"ok: {self.rows_checked} rows, chain, seal and signatures hold"
+            text = f"ok: {self.rows_checked} rows, chain, seal, anchor and signatures hold"
+            return "; ".join([text, *(f"warning: {w}" for w in self.warnings)])
+        where = (
+            f"row seq={self.first_bad_seq} id={self.first_bad_id}: " if self.first_bad_id else ""
+        )
         return (
-            f"TAMPERED: row seq={self.first_bad_seq} id={self.first_bad_id}: {self.reason} "
+            f"TAMPERED [{self.verdict}]: {where}{self.reason} "
             f"({self.rows_checked} rows checked before it)"
         )
 
@@ -244,7 +264,10 @@ class ExperienceStore:
         signing_key: bytes | None = None,
         authorised_overriders: Iterable[str] | None = None,
         create: bool = True,
+        check_exists: bool = True,
     ) -> None:
+        """`check_exists=False` (with `create=False`) opens whatever is there, as `verify`
+        needs to name a missing table or a corrupt file instead of refusing to open it."""
         self.url = url
         self._signing_key = signing_key
         self._overriders = (
@@ -253,7 +276,9 @@ class ExperienceStore:
         self.engine = _make_engine(url, create=create)
         try:
             if create:
-                metadata.create_all(self.engine)
+                _create_tables(self.engine)
+            elif not check_exists:
+                return
             elif not self.engine.dialect.has_table(self.engine.connect(), "artifacts"):
                 raise FileNotFoundError(f"no experience store at {url}")
         except SQLAlchemyError as exc:
@@ -294,7 +319,9 @@ class ExperienceStore:
         upstream = upstream or {}
         for attempt in range(20):
             try:
-                return self._append_many_once(items, upstream, on_refusal, refusals, before_commit)
+                outcomes = self._append_many_once(
+                    items, upstream, on_refusal, refusals, before_commit
+                )
             except (IntegrityError, OperationalError) as exc:
                 # Another writer extended the chain first (unique prev hash) or held the lock.
                 if attempt == 19:
@@ -302,6 +329,9 @@ class ExperienceStore:
                 if refusals is not None:
                     refusals.clear()
                 time.sleep(0.02 * (attempt + 1))
+                continue
+            self._anchor(outcomes)
+            return outcomes
         raise AssertionError("unreachable")
 
     def _append_many_once(
@@ -388,6 +418,15 @@ class ExperienceStore:
                 before_commit(refused)
         return outcomes
 
+    def _anchor(self, outcomes: list[AppendOutcome]) -> None:
+        """Record the committed head outside the database (see `store.anchor`)."""
+        if not any(o.status == "stored" for o in outcomes):
+            return
+        with self.engine.connect() as conn:
+            head = conn.execute(select(chain_head).where(chain_head.c.id == 1)).first()
+        if head is not None:
+            advance_anchor(self.url, self.signing_key, head.seq, head.row_sha256)
+
     def _seal_head(self, conn: Any, seq: int, last_row_sha256: str) -> None:
         values = {
             "seq": seq,
@@ -411,6 +450,11 @@ class ExperienceStore:
         _check_storable(item)
         if isinstance(item, FeedbackEntry):
             item = self._check_feedback(conn, item, pending)
+        elif isinstance(item, PreferenceEntry):  # signed like feedback; any annotator may judge
+            if item.signature is None:
+                item = sign_entry(item, self.signing_key)  # type: ignore[arg-type]
+            elif not signature_valid(item, self.signing_key):  # type: ignore[arg-type]
+                raise StoreRefusal(kind, aid, "signature does not verify with the store's key")
         latest = pending.get((kind, aid)) or self._latest(conn, kind, aid)
         if latest is not None and latest.content_hash() != item.content_hash():
             if kind in IMMUTABLE_KINDS:
@@ -473,6 +517,19 @@ class ExperienceStore:
 
     @staticmethod
     def _check_new_version(kind: str, aid: str, old: Envelope, new: Envelope) -> None:
+        if kind in STATUS_MOVES:
+            before, after = str(old.status), str(new.status)
+            if before == after or after not in STATUS_MOVES[kind].get(before, frozenset()):
+                raise StoreRefusal(kind, aid, f"a {kind} may not move from {before} to {after}")
+            b, a = old.model_dump(mode="json"), new.model_dump(mode="json")
+            changed = sorted(
+                f
+                for f in b.keys() | a.keys()
+                if f not in MUTABLE_AFTER_REVIEW and b.get(f) != a.get(f)
+            )
+            if changed:
+                raise StoreRefusal(kind, aid, f"{', '.join(changed)} may not change with status")
+            return
         old_status, new_status = getattr(old, "status", None), getattr(new, "status", None)
         old_hist = tuple(getattr(old, "history", ()))
         new_hist = tuple(getattr(new, "history", ()))
@@ -550,9 +607,10 @@ class ExperienceStore:
             hashes.append(row.content_sha256)
         return sha256_hex(canonical_json(hashes))
 
-    def get(self, model: type[E], artifact_id: str) -> E | None:
+    def get(self, model: type[E] | str, artifact_id: str) -> E | None:
+        """Latest version of an artifact; `model` is the class, its name or its store kind."""
         with self.engine.connect() as conn:
-            found = self._latest(conn, model.store_kind, artifact_id)
+            found = self._latest(conn, envelope_class(model).store_kind, artifact_id)
         return found  # type: ignore[return-value]
 
     def find(self, artifact_id: str) -> Envelope | None:
@@ -566,10 +624,12 @@ class ExperienceStore:
             ).first()
         return ENVELOPES_BY_KIND[row.kind].model_validate_json(row.body) if row else None
 
-    def rows(self, kind: str | None = None, artifact_id: str | None = None) -> Iterator[StoredRow]:
+    def rows(
+        self, kind: str | type[Envelope] | None = None, artifact_id: str | None = None
+    ) -> Iterator[StoredRow]:
         query = select(artifacts).order_by(artifacts.c.seq)
         if kind is not None:
-            query = query.where(artifacts.c.kind == kind)
+            query = query.where(artifacts.c.kind == envelope_class(kind).store_kind)
         if artifact_id is not None:
             query = query.where(artifacts.c.artifact_id == artifact_id)
         with self.engine.connect() as conn:
@@ -598,8 +658,10 @@ class ExperienceStore:
             ).first()
         return tuple(json.loads(row.upstream_ids)) if row else ()
 
-    def list(self, model: type[E], since: datetime | None = None) -> EnvelopeList[E]:
-        """Latest version of every artifact of a kind, in first-written order."""
+    def list(self, model: type[E] | str, since: datetime | None = None) -> EnvelopeList[E]:
+        """Latest version of every artifact of a kind (class, class name or store kind), in
+        first-written order."""
+        model = envelope_class(model)  # type: ignore[assignment]
         latest: dict[str, E] = {}
         for row in self.rows(kind=model.store_kind):
             latest[row.artifact_id] = model.model_validate_json(row.body)
@@ -608,73 +670,25 @@ class ExperienceStore:
             items = [i for i in items if _artifact_time(i) is None or _artifact_time(i) >= since]
         return EnvelopeList(items, model)
 
-    def frame(self, model: type[Envelope], since: datetime | None = None) -> pd.DataFrame:
+    def frame(self, model: type[Envelope] | str, since: datetime | None = None) -> pd.DataFrame:
         return self.list(model, since=since).to_frame()
 
-    def count(self, kind: str | None = None) -> int:
+    def count(self, kind: str | type[Envelope] | None = None) -> int:
+        """Stored rows (every version), of one kind if given: the class, its name
+        (`"FeedbackEntry"`) or its store kind (`"feedback_entry"`); unknown names raise."""
         query = select(func.count()).select_from(artifacts)
         if kind is not None:
-            query = query.where(artifacts.c.kind == kind)
+            query = query.where(artifacts.c.kind == envelope_class(kind).store_kind)
         with self.engine.connect() as conn:
             return int(conn.execute(query).scalar_one())
 
     # -- verification --------------------------------------------------------------------
     def verify(self) -> VerifyReport:
-        """Recompute every hash, link and signature; report the first row that fails."""
-        prev = GENESIS
-        checked = 0
-        # Row MACs and signatures need the key: without it nothing can be vouched for, so a
-        # missing key raises SigningKeyMissing rather than reporting tampering.
-        key = self.signing_key
-        latest_content: dict[str, str] = {}
-        macs = self._row_macs()
-        for row in self.rows():
-            reason = _row_problem(row, checked + 1, prev)
-            if reason is None and not hmac.compare_digest(
-                macs.get(row.seq, ""), row_mac(key, row.row_sha256)
-            ):
-                reason = "row MAC does not verify with the store key (chain rewritten?)"
-            if reason is None and row.upstream_ids:
-                expected_up = sha256_hex(
-                    canonical_json([latest_content.get(u, "") for u in row.upstream_ids])
-                )
-                if expected_up != row.upstream_sha256:
-                    reason = "upstream hash does not match the upstream rows stored before it"
-            if (
-                reason is None
-                and row.kind == "feedback_entry"
-                and not signature_valid(FeedbackEntry.model_validate_json(row.body), key)
-            ):
-                reason = "feedback signature does not verify"
-            if reason is not None:
-                return VerifyReport(False, checked, row.seq, row.artifact_id, reason)
-            latest_content[row.artifact_id] = row.content_sha256
-            prev = row.row_sha256
-            checked += 1
-        problem = self._head_problem(key, checked, prev)
-        if problem is not None:
-            return VerifyReport(False, checked, checked + 1, None, problem)
-        return VerifyReport(True, checked)
+        """Recompute every hash, link, MAC and signature and check the anchored head; report
+        the first problem as a named verdict (see `store.verify`)."""
+        from contextos_lab.store.verify import verify_store
 
-    def _row_macs(self) -> dict[int, str]:
-        with self.engine.connect() as conn:
-            return {
-                r.seq: r.row_mac for r in conn.execute(select(artifacts.c.seq, artifacts.c.row_mac))
-            }
-
-    def _head_problem(self, key: bytes, last_seq: int, last_hash: str) -> str | None:
-        with self.engine.connect() as conn:
-            head = conn.execute(select(chain_head).where(chain_head.c.id == 1)).first()
-        if head is None:
-            return None if last_seq == 0 else "chain head seal is missing"
-        if not hmac.compare_digest(head.mac, head_mac(key, head.seq, head.row_sha256)):
-            return "chain head seal does not verify with the store key"
-        if (head.seq, head.row_sha256) != (last_seq, last_hash):
-            return (
-                f"chain head seal names seq {head.seq} but the chain ends at seq {last_seq}: "
-                "rows were removed from the end"
-            )
-        return None
+        return verify_store(self)
 
 
 def _check_storable(item: Envelope) -> None:
@@ -688,43 +702,6 @@ def _check_storable(item: Envelope) -> None:
         raise StoreRefusal(
             item.store_kind, item.artifact_id, f"not storable as is: {reason}"
         ) from None
-
-
-def _row_problem(row: StoredRow, expected_seq: int, prev: str) -> str | None:
-    if row.seq != expected_seq:
-        return f"sequence gap: expected seq {expected_seq}, found {row.seq} (a row was removed)"
-    if row.prev_row_sha256 != prev:
-        return "prior-row hash does not match the chain"
-    if sha256_hex(row.body) != row.content_sha256:
-        return "content does not match its SHA-256 (body altered)"
-    try:
-        parsed = json.loads(row.body)
-    except json.JSONDecodeError as exc:
-        return f"body is not JSON: {exc}"
-    if canonical_json(parsed) != row.body:
-        return "body is not in canonical form"
-    expected = row_hash(
-        row.seq,
-        row.kind,
-        row.artifact_id,
-        row.content_sha256,
-        row.prev_row_sha256,
-        row.upstream_ids,
-        row.upstream_sha256,
-        row.written_at,
-    )
-    if expected != row.row_sha256:
-        return "row hash does not match its columns (metadata altered)"
-    model = ENVELOPES_BY_KIND.get(row.kind)
-    if model is None:
-        return f"unknown kind {row.kind!r}"
-    try:
-        envelope = model.model_validate(parsed)
-    except ValueError as exc:
-        return f"body no longer validates as {model.__name__}: {exc}"
-    if envelope.artifact_id != row.artifact_id:
-        return f"artifact id column {row.artifact_id!r} != body id {envelope.artifact_id!r}"
-    return None
 
 
 def _artifact_time(item: Envelope) -> datetime | None:
@@ -743,6 +720,23 @@ def _artifact_time(item: Envelope) -> datetime | None:
     return None
 
 
+def _create_tables(engine: Engine) -> None:
+    """Create the tables if absent. Several processes opening a new store at once race
+    between "does it exist" and "create it": the loser sees "already exists" (SQLite) or a
+    unique violation on the catalogue (PostgreSQL) and simply checks again."""
+    for attempt in range(10):
+        try:
+            metadata.create_all(engine)
+            return
+        except (OperationalError, IntegrityError, ProgrammingError) as exc:
+            text = str(exc).lower()
+            if attempt == 9 or not (
+                "already exists" in text or "locked" in text or "duplicate" in text
+            ):
+                raise
+            time.sleep(0.05 * (attempt + 1))
+
+
 def _make_engine(url: str, *, create: bool) -> Engine:
     kwargs: dict[str, Any] = {}
     if url.startswith("sqlite"):
@@ -755,6 +749,6 @@ def _make_engine(url: str, *, create: bool) -> Engine:
                 raise FileNotFoundError(f"no experience store at {url} ({p} does not exist)")
         kwargs["connect_args"] = {"timeout": 30}
     try:
-        return create_engine(url, **kwargs)
+        return create_engine(sqlalchemy_url(url), **kwargs)
     except (SQLAlchemyError, ImportError, ValueError) as exc:
         raise ConnectionError(f"cannot open experience store {url!r}: {exc}") from exc

@@ -1,7 +1,10 @@
-"""HMAC-SHA256 signing of FeedbackEntry, and who may sign.
+"""HMAC-SHA256 signing of FeedbackEntry and ReviewVerdict (any envelope with a `signature`),
+and who may sign.
 
 The key comes from `CONTEXTOS_SIGNING_KEY`, else from the file named by
-`CONTEXTOS_SIGNING_KEY_FILE` (default `.contextos/signing.key`); it is never in the code.
+`CONTEXTOS_SIGNING_KEY_FILE` (default `signing.key` in the user's configuration folder, see
+`store.locations`: never beside the database, whose writer must not hold the key); it is never
+in the code.
 The signature covers the canonical entry without its `signature` field, so any later change
 to any stored byte of the entry breaks it.
 """
@@ -14,11 +17,13 @@ import os
 from collections.abc import Iterable
 from hashlib import sha256
 from pathlib import Path
+from typing import TypeVar
 
-from contextos_lab.schemas.base import canonical_json
-from contextos_lab.schemas.feedback import FeedbackEntry
+from contextos_lab.schemas.base import Envelope, canonical_json
+from contextos_lab.store.locations import default_key_file
 
-DEFAULT_KEY_FILE = Path(".contextos/signing.key")
+S = TypeVar("S", bound=Envelope)
+
 DEFAULT_OVERRIDERS_FILE = Path(".contextos/authorised_overriders.json")
 
 
@@ -30,7 +35,7 @@ def load_signing_key(required: bool = True) -> bytes | None:
     value = os.environ.get("CONTEXTOS_SIGNING_KEY")
     if value:
         return value.encode("utf-8")
-    path = Path(os.environ.get("CONTEXTOS_SIGNING_KEY_FILE", DEFAULT_KEY_FILE))
+    path = default_key_file()
     if path.is_file():
         key = path.read_bytes().strip()
         if key:
@@ -43,24 +48,25 @@ def load_signing_key(required: bool = True) -> bytes | None:
     return None
 
 
-def signing_payload(entry: FeedbackEntry) -> str:
+def signing_payload(entry: Envelope) -> str:
     body = entry.model_dump(mode="json")
     body.pop("signature", None)
     return canonical_json(body)
 
 
-def compute_signature(entry: FeedbackEntry, key: bytes) -> str:
+def compute_signature(entry: Envelope, key: bytes) -> str:
     return hmac.new(key, signing_payload(entry).encode("utf-8"), sha256).hexdigest()
 
 
-def sign_entry(entry: FeedbackEntry, key: bytes) -> FeedbackEntry:
+def sign_entry(entry: S, key: bytes) -> S:
     return entry.model_copy(update={"signature": compute_signature(entry, key)})
 
 
-def signature_valid(entry: FeedbackEntry, key: bytes) -> bool:
-    if entry.signature is None:
+def signature_valid(entry: Envelope, key: bytes) -> bool:
+    signature = getattr(entry, "signature", None)
+    if signature is None:
         return False
-    return hmac.compare_digest(entry.signature, compute_signature(entry, key))
+    return hmac.compare_digest(signature, compute_signature(entry, key))
 
 
 def load_authorised_overriders(path: Path | None = None) -> frozenset[str] | None:

@@ -11,6 +11,7 @@ from contextos_lab.schemas.feedback import FeedbackEntry, FeedbackRecord
 from contextos_lab.schemas.insight import InsightCluster
 from contextos_lab.schemas.monitoring import MonitorVerdict, SourceClosure
 from contextos_lab.schemas.research import ResearchTask
+from contextos_lab.schemas.review import MonitorWindow, ReviewVerdict
 from contextos_lab.schemas.strategy import ReplayVerdict, StrategyProposal, StrategyRule
 
 
@@ -41,7 +42,9 @@ def upstream_ids_of(item: Envelope) -> tuple[str, ...]:
             ids.append(item.trigger["from_insight"])
     elif isinstance(item, ResearchTask):
         ids.append(item.trigger_insight_id)
-    elif isinstance(item, MonitorVerdict):
+    elif isinstance(item, ReviewVerdict):
+        ids.append(item.subject_id)
+    elif isinstance(item, (MonitorWindow, MonitorVerdict)):
         ids.append(item.rule_id)
     elif isinstance(item, SourceClosure):
         ids.append(item.source_id)

@@ -66,6 +66,8 @@ MISUSES = {
     "gate --study typo": ["gate", "--spec", SPEC, "--out", "o", "--study", "nope"],
     "unknown flag": ["search", SPEC, "--out", "o", "--bogus"],
     "ingest a missing file": ["ingest", "decisions", "/nope.jsonl", "--store", "sqlite:///s.db"],
+    "ingest an empty file": ["ingest", "decisions", "empty.jsonl", "--store", "sqlite:///s.db"],
+    "dashboard without a study": ["dashboard", "--out", "o"],
 }
 
 

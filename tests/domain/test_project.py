@@ -147,3 +147,22 @@ def test_registry_naming_an_undeclared_decision_key_is_refused(tmp_path) -> None
 def test_not_a_project(tmp_path) -> None:
     with pytest.raises(ProjectError, match="not a project folder"):
         load_project(tmp_path)
+
+
+def test_project_command_shows_the_domain_and_refuses_a_bad_one(capsys, tmp_path) -> None:
+    from contextos_lab.cli import main
+
+    assert main(["project", "--project", str(CODING_AGENT)]) == 0
+    out = capsys.readouterr().out
+    assert "project coding_agent" in out and "POLICY_CODE_MERGE_V1" in out
+    assert "destructive_command" in out and "tool_selection" in out
+    assert main(["project", "--project", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a project folder" in err
+
+
+def test_bundled_projects_surfaces_are_the_reference_harness_declaration() -> None:
+    from contextos_lab.harness.reference import reference_harness
+
+    declared = tuple(reference_harness().tunable_surfaces())
+    assert load_project(BUNDLED_PROJECT).tunable_surfaces == declared

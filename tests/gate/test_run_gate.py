@@ -144,7 +144,7 @@ def test_reference_floor_breach_spec_yields_regression_for_its_best_candidate(
     best = result.run.decisions[0]  # candidates are in the seed's ranking
     cand = result.run.candidate(best.candidate_id)
     assert cand.config_diff == {"approval_threshold": {"from": 100, "to": 200}}
-    assert cand.search_scores["policy"] >= 0.985  # feasible on search
+    assert cand.search_scores["policy"] >= 0.96  # feasible on search (the spec's floor)
     assert best.verdict == "regression"
     assert "policy violations rose significantly" in best.reasons[0]
     emitted = emit(result.run, _report(tmp_path), out)

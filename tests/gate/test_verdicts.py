@@ -138,12 +138,25 @@ def test_unpaired_cases_are_refused() -> None:
         )
 
 
-@pytest.mark.parametrize("design", ["identical", "shuffled"])
+@pytest.mark.parametrize("design", ["rerun", "shuffled"])
 def test_null_calibration_cheap(design: str) -> None:
     """Cheap A/A: the gate promotes in at most 5% of 200 null runs (the benchmark runs more)."""
     result = simulate_null(design=design, runs=200, n_cases=120, seed=11, n_boot=50)
     assert result.runs == 200
     assert result.promote_rate <= 0.05, result
+
+
+def test_rerun_null_has_real_paired_noise() -> None:
+    """The A/A re-run design must differ case by case (else it says nothing about error rates)."""
+    import numpy as np
+
+    from contextos_lab.gate.calibration import _case_difficulty, _run_on
+
+    rng = np.random.default_rng(3)
+    cases = _case_difficulty(rng, 400)
+    a, b = _run_on(rng, cases), _run_on(rng, cases)
+    assert (a["utility"] != b["utility"]).mean() > 0.2
+    assert np.corrcoef(a["latency"], b["latency"])[0, 1] > 0.8  # same cases: paired
 
 
 def test_skewed_continuous_differences_are_not_promoted_against_the_mean() -> None:
@@ -220,3 +233,33 @@ def test_null_calibration_cheap_continuous_target() -> None:
     )
     assert result.runs == 200
     assert result.promote_rate <= 0.05, result
+
+
+def test_the_utility_guardrail_checks_the_utility_the_proposal_reports() -> None:
+    """Partial credit: the mean drops by 0.03 (allowed 0.01) while the share of fully correct
+    cases does not move. The breach, the gate table and the proposal all name `utility`, the
+    evaluator's mean; `utility_correct` is reported beside it, never checked."""
+    rng = np.random.default_rng(4)
+    base = _frame(400, rng)
+    base["utility"] = np.where(base["utility"] == 1.0, 1.0, 0.5)
+    cand = base.copy()
+    cand["economics"] -= 0.02
+    half = cand.index[cand["utility"] == 0.5][:60]
+    cand.loc[half, "utility"] = 0.3  # partial credit lost, no fully-correct case changes
+    [d] = decide(
+        base, {"c": cand}, target_metric="economics", target_direction="decrease", guardrails=GUARD
+    )
+    utility = d.test_for("utility")
+    assert utility.outcome == "continuous"
+    assert utility.delta == pytest.approx(cand["utility"].mean() - base["utility"].mean())
+    assert d.test_for("utility_correct").delta == 0.0
+    assert d.verdict == "regression"
+    assert any(r.startswith("utility accepted delta breached") for r in d.reasons)
+    assert f"{-utility.delta:.4g}" in " ".join(d.reasons)
+    # all-binary scores: `utility` is the share correct, tested exactly; no duplicate view
+    [b] = decide(
+        _frame(200, rng), {"c": _frame(200, rng)}, target_metric="utility",
+        target_direction="increase", guardrails=GUARD,
+    )  # fmt: skip
+    assert b.test_for("utility").outcome == "binary"
+    assert "utility_correct" not in {t.metric for t in b.tests}

@@ -83,3 +83,15 @@ def test_tampered_set_is_refused(tmp_path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(ReplaySetError, match="differ from manifest"):
         load_replay_set(tmp_path / "s")
+
+
+def test_unknown_case_fields_are_passed_through(tmp_path: Path) -> None:
+    packets = read_packets(ROOT / "search_sets")[:3]
+    tagged = [
+        p.model_copy(update={"case": {**p.case, "customer_tier": f"tier{i}"}})
+        for i, p in enumerate(packets)
+    ]
+    write_replay_set(tmp_path / "s", tagged, {"split": "search"})
+    frame, _ = load_replay_set(tmp_path / "s")
+    assert list(frame.columns[: len(CASE_COLUMNS)]) == list(CASE_COLUMNS)
+    assert frame["customer_tier"].tolist() == ["tier0", "tier1", "tier2"]

@@ -77,3 +77,43 @@ def test_notebook_validates_under_nbval(tmp_path) -> None:
         timeout=300,
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+
+
+def _render_html(tmp_path: Path, sources: list[str]) -> str:
+    """Execute notebook 01 under papermill and render it to HTML as a reader would see it."""
+    import nbformat
+    import papermill as pm
+    from nbconvert import HTMLExporter
+
+    out = tmp_path / "01.ipynb"
+    pm.execute_notebook(
+        str(NOTEBOOK),
+        str(out),
+        kernel_name="python3",
+        cwd=str(REPO),
+        progress_bar=False,
+        parameters={"sources": sources, "out_dir": str(tmp_path / "out")},
+    )
+    html, _ = HTMLExporter().from_notebook_node(nbformat.read(out, as_version=4))
+    return html
+
+
+@pytest.mark.notebook
+def test_notebook_html_shows_figures_and_raw_trace_excerpts(tmp_path) -> None:
+    html = _render_html(tmp_path, [str(FIXTURES / "tau_bench_airline_small.json")])
+    assert "<img" in html and "image/png" in html  # figures render inline (no Agg)
+    assert "Traceback" not in html
+    assert "no timestamps in these sources" in html  # tau-bench has no clock: no timeline
+    classes = ("premature_end", "missing_action", "wrong_arguments", "extra_write", "wrong_tool")
+    assert any(c in html for c in classes)  # the action-diff classes are shown
+
+
+@pytest.mark.notebook
+@pytest.mark.external
+def test_notebook_html_on_real_tau_bench(tmp_path, external_dir: Path) -> None:
+    real = external_dir / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
+    html = _render_html(tmp_path, [str(real)])
+    assert "<img" in html and "Traceback" not in html
+    for failure_class in ("wrong_arguments", "extra_write", "premature_end"):
+        assert failure_class in html
+    assert "▶" in html  # an exemplar marks the failing step in the raw trace

@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from contextos_lab.harness.reference.synthetic_feedback import support_desk
 from contextos_lab.insights.run_insights import (
     RULES,
     failure_table,
@@ -13,7 +14,6 @@ from contextos_lab.insights.run_insights import (
     runs_frame,
 )
 from contextos_lab.insights.split import HELDOUT, SEARCH, SplitSpec
-from contextos_lab.insights.synthetic import support_desk
 from contextos_lab.schemas import DecisionRecord, FeedbackEntry, InsightKind, TerminalStatus
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)

@@ -8,11 +8,11 @@ import pytest
 import statsmodels.api as sm
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 
+from contextos_lab.harness.reference.synthetic_feedback import support_desk
 from contextos_lab.insights.routing import ROUTING_RULES, SIGNAL_ROUTES, route, routing_frame
 from contextos_lab.insights.run_insights import find_run_insights, runs_frame
 from contextos_lab.insights.support import Counts, rate_test, support_for, trend
 from contextos_lab.insights.synthesize import insights_from_clusters, synthesize_insights
-from contextos_lab.insights.synthetic import support_desk
 from contextos_lab.schemas import Insight, InsightKind
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
@@ -78,9 +78,95 @@ def test_every_kind_routes_with_its_rule_visible() -> None:
     assert route(_insight(fc, {})).rule == "default_strategy"
 
 
-def test_routing_table_covers_every_signal_class_of_seed_001() -> None:
+#: Seed 001's signal-routing table, row by row: runtime signal, route first, typical proposal.
+SEED_001_TABLE = (
+    (
+        "Missing fact",
+        "Context Pack evidence source or ResearchQueue",
+        "ResearchTask or knowledge patch for review",
+    ),
+    (
+        "Wrong tool choice",
+        "Tool catalog, planner rule, or strategy layer",
+        "StrategyRule against tool_selection or planner",
+    ),
+    (
+        "Bad policy behavior",
+        "Governance policy and approval boundary",
+        "Policy change proposal with replay evidence",
+    ),
+    (
+        "Confusing user output",
+        "Prompt examples, receipt language, or response rubric",
+        "StrategyRule against prompt plus scorecard update",
+    ),
+    (
+        "Repeated escalation",
+        "Authority boundary, workflow design, or queue owner",
+        "Insight plus operational Note or governance proposal",
+    ),
+    (
+        "Slow run",
+        "Retrieval path, tool path, or context shape",
+        "TuningProposal with latency guardrails",
+    ),
+    ("Expensive run", "Budget allocation and context size", "TuningProposal with economics target"),
+    (
+        "Recurring operator correction",
+        "FeedbackStore and StrategyCompiler",
+        "FeedbackRecord leading to StrategyRule",
+    ),
+    (
+        "User distrust",
+        "Receipts, approval copy, and explanation quality",
+        "Insight plus product-surface or rubric proposal",
+    ),
+    (
+        "New risk pattern",
+        "Release gate, rollback trigger, or refusal policy",
+        "Policy gate proposal with production monitor criteria",
+    ),
+)
+
+
+def test_routing_table_covers_all_ten_rows_of_seed_001() -> None:
     assert set(SIGNAL_ROUTES) == {r.signal for r in ROUTING_RULES}
-    assert len(SIGNAL_ROUTES) == 7
+    rows = {(v["runtime_signal"], v["route"], v["proposal"]) for v in SIGNAL_ROUTES.values()}
+    assert set(SEED_001_TABLE) <= rows
+    # plus the Classify step's scorecard regression and environment/task failure
+    assert len(SIGNAL_ROUTES) == 12
+
+
+@pytest.mark.parametrize(
+    ("reason", "signal"),
+    [
+        ("evidence_missing", "evidence_gap"),
+        ("wrong_tool", "strategy_gap"),
+        ("policy_misapplied", "policy_gap"),
+        ("confusing_output", "output_gap"),
+        ("over_escalation", "workflow_gap"),
+        ("slow_run", "operational_bottleneck"),
+        ("expensive_run", "cost_overrun"),
+        ("user_distrust", "trust_gap"),
+        ("new_risk_pattern", "risk_pattern"),
+        ("step_limit", "environment_task_failure"),
+    ],
+)
+def test_every_row_is_reachable_from_a_core_reason_class(reason, signal) -> None:
+    fc = InsightKind.failure_cluster
+    assert route(_insight(fc, {"override_reason_class": reason})).signal == signal
+
+
+def test_a_correction_cluster_without_a_declared_signal_is_a_recurring_correction(
+    monkeypatch,
+) -> None:
+    from contextos_lab.insights import routing
+
+    monkeypatch.setattr(routing, "reason_classes", lambda: {"odd": {"description": "x"}})
+    got = route(_insight(InsightKind.failure_cluster, {"override_reason_class": "odd"}))
+    assert (
+        got.signal == "recurring_correction" and got.route == "FeedbackStore and StrategyCompiler"
+    )
 
 
 def test_generator_insights_all_route() -> None:

@@ -89,7 +89,7 @@ def test_ids_are_deterministic() -> None:
 def test_grouping_is_vectorised_not_a_python_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     """Linear-scaling sanity without timing: the per-entry path goes through groupby codes, so
     FeedbackEntry objects are never iterated once the frame exists."""
-    from contextos_lab.insights.synthetic import feedback_frame_fast
+    from contextos_lab.harness.reference.synthetic_feedback import feedback_frame_fast
 
     frame = feedback_frame_fast(20_000, seed=1, n_keys=4, n_classes=3)
     out = cluster_frame(frame)

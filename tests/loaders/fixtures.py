@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
-from contextos_lab.schemas import FeedbackRecord, Scorecard
+from contextos_lab.schemas import FeedbackRecord, PreferenceEntry, Scorecard
 from contextos_lab.schemas.base import Envelope, _unwrap
 from tests.factories import T0, decision_record, feedback_entry
 
@@ -61,6 +61,22 @@ def scorecard_row(i: int = 0, **over: Any) -> dict[str, Any]:
         computed_at=T0,
     )
     return {**card.model_dump(mode="json"), **over}
+
+
+def preference_row(i: int = 0, **over: Any) -> dict[str, Any]:
+    entry = PreferenceEntry(
+        preference_id=f"pf_2026_05_10_p{i}",
+        a_id=f"trace_{i}_a",
+        b_id=f"trace_{i}_b",
+        a_subject="trial_3",
+        b_subject="trial_7",
+        preferred=("a", "b", "tie")[i % 3],
+        criterion="helpfulness",
+        decision_key="support.refund.execute",
+        signed_by=OPERATOR,
+        signed_at=T0,
+    )
+    return {**entry.model_dump(mode="json"), **over}
 
 
 def write_rows(path: Path, rows: Sequence[dict[str, Any]], model: type[Envelope]) -> Path:

@@ -119,17 +119,16 @@ def test_all_rows_quarantined_still_exits_zero(
     assert "... and 2 more" in out
 
 
-def test_empty_file_exits_zero_with_a_note(
+def test_empty_file_exits_two_and_opens_no_store(
     tmp_path: Path, url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Empty input never exits 0 (issue 18's CLI convention): one line, exit 2, no store."""
     path = tmp_path / "empty.jsonl"
     path.write_bytes(b"")
-    code, out, _ = _ingest(capsys, "scorecards", path, "--store", url)
-    assert code == 0
-    assert out.splitlines() == [
-        "accepted 0, quarantined 0 (0 new, 0 already stored)",
-        "note: file is empty",
-    ]
+    code, out, err = _ingest(capsys, "scorecards", path, "--store", url)
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [f"error: {path}: no rows: the file is empty"]
+    assert not (tmp_path / "exp.db").exists()
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from tests.loaders.fixtures import (
     decision_row,
     feedback_record_row,
     feedback_row,
+    preference_row,
     scorecard_row,
     write_rows,
 )
@@ -32,6 +33,7 @@ ROWS = {
     "feedback": feedback_row,
     "feedback-records": feedback_record_row,
     "scorecards": scorecard_row,
+    "preferences": preference_row,
 }
 
 

@@ -13,7 +13,7 @@ def test_each_reason_class_is_derived_from_the_fixture() -> None:
     result = load_tau_bench(FIXTURE)
     by_task = {r.inputs["task_id"]: r for r in result.records}
     expected = {
-        1: ("missing_action", "book_reservation never called"),
+        1: ("premature_end", "ended before any write; book_reservation expected"),
         2: ("wrong_arguments", "book_reservation: insurance differ"),
         3: ("extra_write", "cancel_reservation not in ground truth"),
         4: ("wrong_tool", "called update_reservation_flights instead of cancel_reservation"),
@@ -31,7 +31,13 @@ def test_each_reason_class_is_derived_from_the_fixture() -> None:
     assert by_task[0].status == TerminalStatus.completed and "reason_class" not in by_task[0].inputs
     assert by_task[5].status == TerminalStatus.escalated and by_task[5].inputs["failed"]
     assert by_task[1].decision_key == "airline.book_reservation"
-    assert by_task[8].decision_key == "airline.respond"
+    assert by_task[8].decision_key == "airline.read_only"  # no expected write: read-only key
+    assert by_task[3].decision_key == "airline.book_reservation"  # not its extra cancel
+    assert by_task[3].inputs["action_diff"]["extra"] == ["cancel_reservation"]
+    assert by_task[2].inputs["action_diff"]["wrong_arguments"] == {
+        "book_reservation": ["insurance"]
+    }
+    assert by_task[1].inputs["action_diff"]["missing"] == ["book_reservation"]
     assert by_task[10].status == TerminalStatus.completed  # `trajectory` spelling accepted
     assert len(result.traces) == len(result.records) == 11
     assert result.traces[1].tool_calls == ("get_user_details",)

@@ -17,8 +17,20 @@ def test_annotations_become_feedback_with_text_and_evidence() -> None:
     assert ag.override_reason_class == "agent_mistake"
     assert ag.override_reason_text.startswith("The code did not handle")
     assert ag.evidence_refs_seen[:2] == ("agent:Excel_Expert", "step:0")
-    assert ag.decision_key == "algorithm_generated.excel_expert"
-    assert hc.decision_key == "hand_crafted.filesurfer"  # `groundtruth` spelling accepted
+    # The key comes from the task (subset and level), never from the mistake.
+    assert ag.decision_key == "algorithm_generated.level_2"
+    assert hc.decision_key == "hand_crafted.level_1"  # `groundtruth` spelling accepted
+    ag_in, hc_in = (r.inputs for r in result.records)
+    assert (ag_in["mistake_agent"], ag_in["mistake_step"]) == ("Excel_Expert", 0)
+    assert ag_in["annotation"] == {"is_correct": False}
+    assert hc_in["annotation"] == {"is_corrected": False}
+    assert hc_in["mistake_reason"].startswith("FileSurfer misread")
+    assert (hc_in["n_steps"], hc_in["phase"], hc_in["speaker_at_step"]) == (
+        3,
+        "last_third",
+        "FileSurfer",
+    )
+    assert hc_in["annotation_flag"] is None
     assert result.traces[1].attributes["ground_truth"] == "pages 5-7"
     assert ag.decision_record_id == result.records[0].record_id
     assert result.records[0].status.value == "FAILED"
@@ -42,3 +54,45 @@ def test_folder_of_single_objects_jsonl_and_parquet(tmp_path) -> None:
     result = load_who_and_when(tmp_path)
     assert len(result.feedback) == 3
     assert [q.field for q in result.quarantined] == [None]
+
+
+def _row(**changes: object) -> dict:
+    row = dict(json.loads(FIXTURE.read_text())[1])
+    row.update(changes)
+    return row
+
+
+def test_a_step_spoken_by_another_agent_is_flagged_not_trusted(tmp_path) -> None:
+    rows = [
+        _row(question_ID="a", mistake_agent="WebSurfer", mistake_step="2"),
+        _row(question_ID="b", mistake_step="9"),
+        _row(question_ID="c", mistake_agent="Orchestrator", mistake_step="1"),
+    ]
+    (tmp_path / "x.json").write_text(json.dumps(rows))
+    flags = [r.inputs["annotation_flag"] for r in load_who_and_when(tmp_path / "x.json").records]
+    assert flags[0] == "step 2 is spoken by FileSurfer, not by mistake_agent WebSurfer"
+    assert flags[1] == "mistake_step 9 is outside the history (3 steps)"
+    assert flags[2] is None  # "Orchestrator (thought)" is the Orchestrator speaking
+
+
+def test_every_annotation_field_is_kept(tmp_path) -> None:
+    row = _row(mistake_type="Information Withholding", labels=["x", "y"], is_corrected=True)
+    (tmp_path / "x.json").write_text(json.dumps(row))
+    result = load_who_and_when(tmp_path / "x.json")
+    (record,) = result.records
+    assert record.inputs["annotation"] == {
+        "mistake_type": "Information Withholding",
+        "is_corrected": True,
+        "labels": ["x", "y"],
+    }
+    assert record.inputs["reason_class"] == "agent_mistake"  # the registry's class
+
+
+def test_the_subset_is_read_from_content_not_from_folder_names(tmp_path) -> None:
+    ag, hc = json.loads(FIXTURE.read_text())[:2]
+    (tmp_path / "Hand-Crafted").mkdir()
+    (tmp_path / "Hand-Crafted" / "1.json").write_text(json.dumps(ag))
+    (tmp_path / "Algorithm-Generated").mkdir()
+    (tmp_path / "Algorithm-Generated" / "2.json").write_text(json.dumps(hc))
+    keys = sorted(r.decision_key for r in load_who_and_when(tmp_path).records)
+    assert keys == ["algorithm_generated.level_2", "hand_crafted.level_1"]

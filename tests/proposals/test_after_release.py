@@ -6,15 +6,35 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from contextos_lab.proposals.closure import close_failed_replay, close_from_monitor, close_source
+from contextos_lab.proposals.closure import (
+    ClosureRefused,
+    close_failed_replay,
+    close_from_monitor,
+    close_source,
+)
 from contextos_lab.proposals.metrics import adoption_flag, loop_metrics
 from contextos_lab.proposals.monitor import act_on_verdict, monitor_window
 from contextos_lab.proposals.replay import run_replay_gate
-from contextos_lab.schemas import Note, Patch, ResearchTask, Scorecard, StrategyRule
+from contextos_lab.schemas import Note, Patch, ReplayPacket, ResearchTask, Scorecard, StrategyRule
 from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
 from contextos_lab.schemas.monitoring import SourceClosure
 
 AT = datetime(2026, 6, 1, tzinfo=UTC)
+
+
+def packet_for(insight, source_ref=None) -> ReplayPacket:
+    """A replay case naming one of the insight's corrections as its pressure."""
+    return ReplayPacket(
+        packet_id=f"rp_{insight.feedback_ids[0]}",
+        source_pressure={
+            "source_type": "operator_correction",
+            "source_ref": source_ref or insight.feedback_ids[0],
+        },
+        pinned_context_pack="pack@1.0.0",
+        compiled_context_hash="a" * 64,
+        side_effect_policy="dry_run",
+        expected_outcome={"decision": "deny", "terminal_state": "DENIED"},
+    )
 
 
 def cards(n: int, *, policy=1.0, utility=0.9, key="support.refund.execute", tag="b"):
@@ -52,8 +72,14 @@ def test_monitor_roll_back_on_floor_regression_then_rollback(example, store, bun
     first = close_from_monitor(store, v, example.insight.insight_id)
     assert first.status == "still_failing" and first.recurrence["failed_attempts"] == 1
     later = close_source(
-        store, example.insight.insight_id, "fixed", "second attempt held", at=AT + timedelta(days=9)
+        store,
+        example.insight.insight_id,
+        "fixed",
+        "second attempt held",
+        packet=packet_for(example.insight),
+        at=AT + timedelta(days=9),
     )
+    assert f"rp_{example.insight.feedback_ids[0]}" in later.evidence_ids
     assert later.recurrence["attempt"] == 2 and later.recurrence["failed_attempts"] == 1
     assert later.recurrence["prior_closure_ids"] == [first.closure_id]
     assert len(store.list(SourceClosure)) == 2 and store.verify().ok
@@ -115,7 +141,14 @@ def test_loop_metrics_from_the_store(example, store, bundles) -> None:
         p = advance(p, "reviewed", actor="rev", at=AT)
         p = advance(p, "rejected", actor="rev", rationale="noise", at=AT)
         store.append(p)
-    close_source(store, example.insight.insight_id, "fixed", "monitor keep", at=AT)
+    close_source(
+        store,
+        example.insight.insight_id,
+        "fixed",
+        "monitor keep",
+        packet=packet_for(example.insight),
+        at=AT,
+    )
     store.append_many(
         [
             Note(
@@ -166,3 +199,18 @@ def test_loop_metrics_from_the_store(example, store, bundles) -> None:
 )
 def test_adoption_band_flag(rate, flag) -> None:
     assert flag in adoption_flag(rate)
+
+
+def test_close_refuses_fixed_without_packet_and_missing_evidence(example, store) -> None:
+    ins = example.insight.insight_id
+    with pytest.raises(ClosureRefused, match="needs a ReplayPacket"):
+        close_source(store, ins, "fixed", "looks fine", at=AT)
+    with pytest.raises(ClosureRefused, match="names pressure fb_other"):
+        close_source(store, ins, "fixed", "x", packet=packet_for(example.insight, "fb_other"))
+    with pytest.raises(ClosureRefused, match="evidence mv_2026_01_01_nope is not in the store"):
+        close_source(store, ins, "still_failing", "x", evidence_ids=["mv_2026_01_01_nope"])
+    with pytest.raises(ClosureRefused, match="source ins_2026_01_01_nope is not in the store"):
+        close_source(store, "ins_2026_01_01_nope", "invalid", "x")
+    assert store.list(SourceClosure) == []
+    done = close_source(store, ins, "fixed", "x", packet=packet_for(example.insight), at=AT)
+    assert store.find(done.evidence_ids[-1]) is not None  # the packet is stored as evidence

@@ -28,13 +28,28 @@ def test_cli_propose_replay_release_lineage_metrics_rollback(
     pid = proposal["proposal_id"]
     assert main(["replay", pid, *common, *b]) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "replay_clean"
-    veto = ["--review", "security=reject"]
-    assert main(["release", pid, "--approver", "u_cc", *veto, *common, *b]) == 1
-    assert "security reviewer verdict is 'reject'" in capsys.readouterr().err
-    assert main(["release", pid, "--approver", " ", *common, *b]) == 1
+    assert main(["release", pid, "--approver", "u_cc", *common, *b]) == 2
+    assert "no signed compliance review" in capsys.readouterr().err
+    reviewer = OVERRIDERS[0]
+
+    def review(role: str, verdict: str, who: str = reviewer) -> int:
+        why = ["--rationale", f"{role} checked"]
+        return main(
+            ["review", pid, "--role", role, "--verdict", verdict, "--reviewer", who, *why, *common]
+        )
+
+    assert review("security", "approve", who="anyone_at_all") == 2  # not an authorised reviewer
+    assert "not an authorised reviewer" in capsys.readouterr().err
+    assert review("security", "reject") == 0
+    for role in ("compliance", "reliability"):
+        assert review(role, "approve") == 0
+    capsys.readouterr()
+    assert main(["release", pid, "--approver", "u_cc", *common, *b]) == 2
+    assert f"security review by {reviewer} is reject" in capsys.readouterr().err
+    assert review("security", "approve") == 0
+    assert main(["release", pid, "--approver", " ", *common, *b]) == 2
     assert "no approver" in capsys.readouterr().err
-    reviews = [f"--review={n}=approve" for n in ("compliance", "security", "reliability")]
-    assert main(["release", pid, "--approver", "u_cc", *reviews, *common, *b]) == 0
+    assert main(["release", pid, "--approver", "u_cc", *common, *b]) == 0
     rule = json.loads(capsys.readouterr().out)
     assert rule["lineage"]["feedback_ids"] == [f.id for f in unreleased.feedback]
     assert main(["lineage", rule["rule_id"], *common]) == 0
@@ -72,3 +87,28 @@ def test_notebook_04(tmp_path: Path) -> None:
         "fb_2026_05_09_w06",
     ):
         assert needle in text
+
+
+@pytest.mark.notebook
+def test_notebook_04_on_the_coding_agent_project(tmp_path: Path) -> None:
+    """The same notebook on the second example domain, chosen by its parameters only."""
+    papermill = pytest.importorskip("papermill")
+    out = tmp_path / "04_coding.ipynb"
+    papermill.execute_notebook(
+        str(NOTEBOOK),
+        str(out),
+        parameters={
+            "store_url": f"sqlite:///{tmp_path}/nb.db",
+            "bundles_dir": str(tmp_path / "bundles"),
+            "project": str(REPO / "examples" / "coding_agent"),
+            "reason_class": "merged_without_tests",
+            "build_example": False,
+        },
+        kernel_name="python3",
+        cwd=str(REPO),
+        progress_bar=False,
+    )
+    text = json.dumps(json.loads(out.read_text()))
+    for needle in ("replay_clean", "R_MERGE_REQUIRES_CI", "POLICY_CODE_MERGE_V1", "Reviewers"):
+        assert needle in text
+    assert "POLICY_RETURNS_V4" not in text  # nothing of the refund domain ran

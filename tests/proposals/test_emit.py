@@ -225,3 +225,36 @@ def test_knowledge_gap_path_needs_an_open_gap(
         if c.basis == "unconfirmed" and o.confirmed:
             assert o.basis == "no_tuning_candidate_closes_gap"
     assert sum(o.confirmed for o in open_) >= sum(c.confirmed for c in closed)
+
+
+def test_one_proposal_per_sweep_with_its_operating_points(tmp_path: Path, report: Path) -> None:
+    _, cands = _frames()
+    bigger = cands["trial_1"].assign(economics=cands["trial_1"]["economics"] - 0.02)
+    run = gate_run({"trial_1": cands["trial_1"], "trial_2": bigger, "trial_3": cands["trial_3"]})
+    assert [d.verdict for d in run.decisions] == ["promote", "promote", "no_effect"]
+    result = emit(run, report, tmp_path)
+    assert len(result.tuning_proposals) == 1  # one decision, not one file per candidate
+    proposal = TuningProposal.model_validate_json(Path(result.tuning_proposals[0]).read_text())
+    points = proposal.operating_points
+    # ranked by held-out target gain: trial_2 saves 0.04, trial_1 0.02
+    assert [p.candidate_id for p in points] == ["trial_2", "trial_1"]
+    assert [p.rank for p in points] == [1, 2]
+    assert proposal.candidate_change.diff["top_k"].to == 2  # rank 1 is the change
+    assert points[1].expected_delta["economics"]["delta"] < 0
+    assert "2 operating point(s)" in result.message
+
+
+def test_the_same_sweep_again_is_already_proposed(tmp_path: Path, report: Path) -> None:
+    first = emit(gate_run(), report, tmp_path)
+    # a new evaluation run over the same data: same change, same evidence, another run id
+    again = emit(gate_run().model_copy(update={"run_id": "eval_2026_05_05_b02"}), report, tmp_path)
+    assert again.tuning_proposals == []
+    assert again.existing == first.tuning_proposals
+    assert again.message.startswith(f"already proposed: {first.tuning_proposals[0]}")
+    assert len(list((tmp_path / "proposals").glob("at_*.json"))) == 1
+    # other evidence (another held-out set) is a new proposal
+    other = gate_run().model_copy(
+        update={"run_id": "eval_2026_05_06_c03", "heldout": {"path": "h2", "manifest_hash":
+                "c" * 64, "n_cases": 400}}
+    )  # fmt: skip
+    assert len(emit(other, report, tmp_path).tuning_proposals) == 1

@@ -12,6 +12,7 @@ from contextos_lab.cli import main
 from contextos_lab.proposals.emit import report_matches, sha256_file
 from tests.gate.conftest import study_for
 from tests.gate.gate_toy import write_project
+from tests.reports.html_checks import check_reviewer_html
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "03_heldout_gate.ipynb"
@@ -43,9 +44,13 @@ def test_notebook_03_renders_report_with_gate_table(tmp_path: Path) -> None:
     )  # fmt: skip
     assert rendered.html == out / "reports" / "eval_t1" / "03_heldout_gate.html"
     assert rendered.sha256 == sha256_file(rendered.html)
-    html = rendered.html.read_text()
-    for text in ("prior reads of this held-out set: 0", "p_holm", "promote", "image/png"):
+    html = check_reviewer_html(rendered.html, min_images=1)  # the paired-differences figure
+    for text in ("read 0 time(s) before this run", "p_holm", "promote", "Holm p", "e-"):
         assert text in html
+    assert "what changes" in html and "→" in html  # changes as from → to, not dict reprs
+    # the executed notebook beside it keeps the code for researchers
+    executed = json.loads(rendered.notebook.read_text())
+    assert any("run_gate(" in "".join(c["source"]) for c in executed["cells"])
     assert json.loads((out / "gate.json").read_text())["run_id"] == "eval_t1"
 
 
@@ -65,12 +70,19 @@ def test_sweep_cli_end_to_end_and_exit_codes(
     assert {p.name for p in run_dir.iterdir()} >= {
         "02_autotune_sweep.html", "03_heldout_gate.html", "02_autotune_sweep.ipynb",
     }  # fmt: skip
-    assert "TuningProposal file(s)" in printed
+    assert "1 TuningProposal file with" in printed
+    assert len(proposals) == 1  # one decision per sweep: the promoted points are one proposal
+    check_reviewer_html(run_dir / "02_autotune_sweep.html", min_images=2)
+    check_reviewer_html(run_dir / "03_heldout_gate.html", min_images=1)
 
-    # the gate alone on the same study: a second held-out read, counted
+    # the gate alone on the same study: a second held-out read, counted; same change and same
+    # evidence, so no second proposal: it points at the first one
     code = main(["gate", "--spec", str(spec), "--out", str(out), "--ledger", ledger])
+    printed = capsys.readouterr().out
     assert code == 0
     assert json.loads((out / "gate.json").read_text())["prior_heldout_reads"] == 1
+    assert sorted((out / "proposals").glob("at_*.json")) == proposals
+    assert f"already proposed: {proposals[0]}" in printed
 
 
 def test_sweep_cli_refuses_bad_spec_and_unreachable_storage(

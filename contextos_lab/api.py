@@ -1,0 +1,144 @@
+"""The handful of calls a notebook user needs, as `import contextos_lab as cl`.
+
+Each loader returns a pandas DataFrame (nested values stay Python objects in object columns);
+each takes what the CLI wrote, so `cl.load_trials("out/demo")` reads the study a `demo` or
+`sweep` run left in that folder. Heavy imports happen inside the calls: `import contextos_lab`
+stays cheap for the CLI.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from contextos_lab.errors import UserError
+
+
+def _file(path: str | Path, default_name: str) -> Path:
+    """`path` itself, or `path/<default_name>` when `path` is a folder."""
+    p = Path(path)
+    p = p / default_name if p.is_dir() else p
+    if not p.is_file():
+        raise UserError(f"no such file: {p}")
+    return p
+
+
+def load_insights(path: str | Path) -> pd.DataFrame:
+    """Insights from `insights.json` (a `cluster` run's folder or the file), one row each.
+
+    Nested fields are flattened with `pd.json_normalize` (`evidence.trace_ids`, ...).
+    """
+    data = json.loads(_file(path, "insights.json").read_text(encoding="utf-8"))
+    return pd.json_normalize(data.get("insights", []))
+
+
+def load_trials(run: str | Path, study: str | None = None) -> pd.DataFrame:
+    """Every trial of a run's study (a folder holding `study.db`, or any Optuna storage URL):
+    state, params, scores, feasibility, the change from the baseline."""
+    import optuna
+
+    from contextos_lab.autotune.pareto import trials_frame
+    from contextos_lab.autotune.study import open_storage
+
+    url = str(run)
+    if "://" not in url and not url.endswith((".log", ".journal")):
+        url = f"sqlite:///{_file(run, 'study.db').resolve()}"
+    storage = open_storage(url)
+    names = optuna.get_all_study_names(storage)
+    if study is None:
+        if len(names) != 1:
+            raise UserError(f"{run} holds studies {names}: pass study=NAME")
+        study = names[0]
+    return trials_frame(optuna.load_study(study_name=study, storage=storage))
+
+
+def load_gate(path: str | Path) -> pd.DataFrame:
+    """The gate table of a `gate.json` (a run's folder or the file): candidate × metric with
+    delta, 95% interval, p-value and Holm-adjusted p-value, and each candidate's verdict."""
+    from contextos_lab.gate.run_gate import load_gate_run
+
+    return load_gate_run(_file(path, "gate.json")).table()
+
+
+def load_feedback(source: str | Path) -> pd.DataFrame:
+    """Feedback entries from a file (JSONL, JSON, CSV, Parquet; bad rows are left out, see
+    `contextos-lab ingest` for the quarantine) or from an experience store URL."""
+    text = str(source)
+    if "://" in text:
+        from contextos_lab.store.experience_store import ExperienceStore
+
+        return ExperienceStore(text).frame("FeedbackEntry")
+    from contextos_lab.loaders.readers import UnreadableSource
+    from contextos_lab.loaders.records import load_records
+
+    try:
+        return load_records("feedback", Path(text)).records.to_frame()
+    except UnreadableSource as exc:
+        raise UserError(f"{exc.path}: {exc.reason}") from exc
+
+
+def load_proposals(folder: str | Path) -> pd.DataFrame:
+    """Every proposal file (TuningProposal `at_*`, ResearchTask, ...) in a run's `proposals/`
+    folder (or the run folder), flattened with `pd.json_normalize`; `file` is its path."""
+    p = Path(folder)
+    p = p / "proposals" if (p / "proposals").is_dir() else p
+    if not p.is_dir():
+        raise UserError(f"no such folder: {p}")
+    rows = []
+    for f in sorted(p.glob("*.json")):
+        data = json.loads(f.read_text(encoding="utf-8"))
+        data["file"] = str(f)
+        rows.append(data)
+    return pd.json_normalize(rows)
+
+
+def run_sweep(
+    spec: str | Path,
+    out: str | Path,
+    *,
+    n_trials: int | None = None,
+    sources: Sequence[str] = ("synthetic",),
+    **kwargs: Any,
+) -> Any:
+    """The scheduled job (`contextos-lab sweep`): notebook 02 (search), notebook 03 (held-out
+    gate), their HTML reports and the proposal files. Returns the `SweepJob` (run id, report
+    paths, what was emitted); raises `UserError`/`JobError` with a one-line reason."""
+    from contextos_lab.sweep_command import run_sweep as _run_sweep
+
+    return _run_sweep(spec, out, n_trials=n_trials, sources=sources, **kwargs)
+
+
+@dataclass(frozen=True)
+class Report:
+    """A rendered reviewer report; shows itself inline in Jupyter."""
+
+    path: Path
+    html: str
+    sha256: str
+
+    def _repr_html_(self) -> str:
+        return (
+            f'<iframe srcdoc="{html.escape(self.html, quote=True)}" '
+            'style="width:100%;height:640px;border:1px solid #ddd"></iframe>'
+        )
+
+
+def read_report(path: str | Path, name: str = "03_heldout_gate") -> Report:
+    """A report's HTML: the file, or the newest `<name>.html` under a run's `reports/`."""
+    from contextos_lab.proposals.emit import sha256_file
+
+    p = Path(path)
+    if p.is_dir():
+        found = sorted(p.glob(f"**/{name}.html"), key=lambda f: f.stat().st_mtime)
+        if not found:
+            raise UserError(f"no {name}.html under {p}")
+        p = found[-1]
+    if not p.is_file():
+        raise UserError(f"no such file: {p}")
+    return Report(path=p, html=p.read_text(encoding="utf-8"), sha256=sha256_file(p))

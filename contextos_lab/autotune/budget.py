@@ -1,0 +1,167 @@
+"""Cost as a first-class budget: prices, what each trial paid, and when the study must stop.
+
+Only calls the harness really made are paid (cache hits cost nothing). A trial records
+`spend = {calls, usd, wall_s, cache_hits}`; the study stops before a trial whose worst case
+(every case of every repeat uncached, as slow as the slowest trial so far) could take a total
+over its budget. Economics is priced by the same table.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import optuna
+import pandas as pd
+from optuna.trial import TrialState
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from contextos_lab.harness.execution import Execution, error_mask
+
+
+class Prices(BaseModel):
+    """US dollars per million input / output tokens and per call (all default 0)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    usd_per_1m_input: float = Field(default=0.0, ge=0)
+    usd_per_1m_output: float = Field(default=0.0, ge=0)
+    usd_per_call: float = Field(default=0.0, ge=0)
+
+    def usd(self, results: pd.DataFrame) -> np.ndarray:
+        """Dollars per result row (input tokens = tokens - tokens_out)."""
+        total = results["tokens"].to_numpy(dtype=float)
+        out = results["tokens_out"].fillna(0).to_numpy(dtype=float)
+        return (
+            (total - out) / 1e6 * self.usd_per_1m_input
+            + out / 1e6 * self.usd_per_1m_output
+            + self.usd_per_call
+        )
+
+
+class Budget(BaseModel):
+    """Limits of one study, in total over its trials (baseline included); any may be unset."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    usd: float | None = Field(default=None, gt=0)
+    calls: int | None = Field(default=None, ge=1)
+    wall_s: float | None = Field(default=None, gt=0)
+    #: Dearest possible call (e.g. from the API's max_tokens). Without it the next trial's
+    #: worst case is estimated as twice the dearest call seen so far (an estimate: a config
+    #: far dearer than any tried before can still overshoot by part of one trial).
+    usd_per_call_max: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _something(self) -> Budget:
+        if self.usd is None and self.calls is None and self.wall_s is None:
+            raise ValueError("budget needs at least one of usd, calls, wall_s")
+        return self
+
+
+def trial_spend(execution: Execution, prices: Prices | None) -> dict[str, float | int]:
+    """What this trial paid: calls made (not cache hits), dollars of those calls, wall time."""
+    fresh = execution.results[~execution.results["cached"].astype(bool)]
+    usd = float(prices.usd(fresh).sum()) if prices is not None and len(fresh) else 0.0
+    return {
+        "calls": int(execution.paid_calls),
+        "usd": round(usd, 8),
+        "wall_s": round(execution.wall_s, 4),
+        "cache_hits": int(execution.cache_hits),
+        "errors": int(error_mask(execution.results).sum()),
+    }
+
+
+class SpendMeter:
+    """What the current trial has paid so far, over every execution it made (a racing trial
+    runs several stages; a failed or pruned one still paid for what it ran)."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.calls, self.usd, self.wall_s, self.cache_hits, self.errors = 0, 0.0, 0.0, 0, 0
+
+    def add(self, execution: Execution, prices: Prices | None) -> None:
+        spent = trial_spend(execution, prices)
+        self.calls += int(spent["calls"])
+        self.usd += float(spent["usd"])
+        self.wall_s += float(spent["wall_s"])
+        self.cache_hits += int(spent["cache_hits"])
+        self.errors += int(spent["errors"])
+
+    @property
+    def error_rate(self) -> float:
+        runs = self.calls + self.cache_hits
+        return self.errors / runs if runs else 0.0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "calls": self.calls,
+            "usd": round(self.usd, 8),
+            "wall_s": round(self.wall_s, 4),
+            "cache_hits": self.cache_hits,
+            "errors": self.errors,
+        }
+
+
+def spend_frame(study: optuna.Study) -> pd.DataFrame:
+    """Spend per finished trial (number, state, calls, usd, wall_s, cache_hits, errors)."""
+    rows = []
+    for t in study.get_trials(deepcopy=False):
+        spend = t.user_attrs.get("spend")
+        if spend is None:
+            continue
+        rows.append({"number": t.number, "state": t.state.name, **spend})
+    cols = ["number", "state", "calls", "usd", "wall_s", "cache_hits", "errors"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def spend_total(study: optuna.Study) -> dict[str, float | int]:
+    frame = spend_frame(study)
+    return {
+        "trials": len(frame),
+        "calls": int(frame["calls"].sum()) if len(frame) else 0,
+        "usd": round(float(frame["usd"].sum()), 6) if len(frame) else 0.0,
+        "wall_s": round(float(frame["wall_s"].sum()), 3) if len(frame) else 0.0,
+        "cache_hits": int(frame["cache_hits"].sum()) if len(frame) else 0,
+    }
+
+
+def budget_stop_reason(
+    study: optuna.Study, budget: Budget | None, calls_per_trial: int
+) -> str | None:
+    """Why the next trial must not start (its worst case could exceed the budget), or None."""
+    if budget is None:
+        return None
+    frame = spend_frame(study)
+    running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+    in_flight = len(running)  # other workers' trials: count them at their worst case too
+    calls = int(frame["calls"].sum()) if len(frame) else 0
+    if budget.calls is not None:
+        worst = calls + (1 + in_flight) * calls_per_trial
+        if worst > budget.calls:
+            return (
+                f"call budget: {calls} of {budget.calls} calls spent; the next trial may "
+                f"make up to {calls_per_trial}"
+            )
+    if budget.usd is not None and len(frame):
+        paid = frame[frame["calls"] > 0]
+        per_call = budget.usd_per_call_max or (
+            2.0 * float((paid["usd"] / paid["calls"]).max()) if len(paid) else 0.0
+        )
+        usd = float(frame["usd"].sum())
+        worst_usd = usd + (1 + in_flight) * per_call * calls_per_trial
+        if worst_usd > budget.usd:
+            return (
+                f"money budget: ${usd:.4f} of ${budget.usd:.4f} spent; the next trial may "
+                f"cost up to ${per_call * calls_per_trial:.4f}"
+            )
+    if budget.wall_s is not None and len(frame):
+        wall = float(frame["wall_s"].sum())
+        if wall + float(frame["wall_s"].max()) > budget.wall_s:
+            return f"wall-time budget: {wall:.1f}s of {budget.wall_s:.1f}s used"
+    return None
+
+
+def economics_cents(prices: Prices, results: pd.DataFrame) -> np.ndarray:
+    """Cents per decision from the spec's prices (the same table the budget uses)."""
+    return prices.usd(results) * 100.0

@@ -1,0 +1,97 @@
+"""Scores of a repeated execution: per repeat, per case (mean and pass^k), per trial.
+
+The case stays the unit: k repeats of a case are averaged into one row before any mean,
+floor or paired test, so repeats sharpen each case's estimate without inflating n.
+An errored run is a failed run: policy, safety and utility 0 (latency and cost as reported).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from contextos_lab.harness.execution import Execution, error_mask
+from contextos_lab.harness.protocol import RESULT_COLUMNS
+from contextos_lab.schemas.scorecard import EvaluatorName
+
+EVALUATOR_COLUMNS: tuple[str, ...] = tuple(e.value for e in EvaluatorName)
+#: What an errored run scores on the evaluators that judge the answer.
+FAILED_SCORES: dict[str, float] = {"policy": 0.0, "safety": 0.0, "utility": 0.0}
+
+EvaluateFn = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
+
+
+@dataclass(frozen=True)
+class RepeatScores:
+    long: pd.DataFrame  # one row per (case, repeat): evaluators, `error`, `passed`
+    per_case: pd.DataFrame  # index case_id (case order): evaluator means over repeats
+    pass_k: pd.Series  # per case: every repeat passed (utility 1, floors 1, no error)
+    repeats: int
+
+    @property
+    def error_rate(self) -> float:
+        return float(self.long["error"].mean()) if len(self.long) else 0.0
+
+    @property
+    def means(self) -> dict[str, float]:
+        return {c: float(self.per_case[c].mean()) for c in EVALUATOR_COLUMNS}
+
+    def summary(self) -> dict[str, float | int]:
+        """What a scorecard/trial reports beside the means."""
+        return {
+            "repeats": self.repeats,
+            "n_cases": len(self.per_case),
+            "pass_k_rate": round(float(self.pass_k.mean()), 6) if len(self.pass_k) else 0.0,
+            "mean_pass_rate": round(float(self.long["passed"].mean()), 6)
+            if len(self.long)
+            else 0.0,
+            "error_rate": round(self.error_rate, 6),
+        }
+
+
+def score_execution(
+    evaluate: EvaluateFn,
+    cases: pd.DataFrame,
+    execution: Execution,
+    economics: Callable[[pd.DataFrame], np.ndarray] | None = None,
+) -> RepeatScores:
+    """Evaluate each repeat against the cases, fail errored runs, average per case.
+
+    `economics(results) -> cents per row` replaces the evaluator's economics column (the
+    spec's prices, so cost and budget are priced alike)."""
+    results = execution.results
+    frames = []
+    for r in range(execution.repeats):
+        sub = results[results["repeat"] == r].reset_index(drop=True)
+        frame = evaluate(cases, sub[list(RESULT_COLUMNS)])
+        missing = [c for c in EVALUATOR_COLUMNS if c not in frame.columns]
+        if missing:
+            raise ValueError(f"evaluation frame lacks evaluator columns {missing}")
+        frame = frame[list(EVALUATOR_COLUMNS)].astype(float).copy()
+        frame.index = pd.Index([str(c) for c in cases["case_id"]], name="case_id")
+        if economics is not None:
+            frame["economics"] = economics(sub)
+        errored = error_mask(sub).to_numpy()
+        for col, value in FAILED_SCORES.items():
+            frame.loc[errored, col] = value
+        frame["error"] = errored
+        frame["repeat"] = r
+        frames.append(frame)
+    long = pd.concat(frames) if frames else pd.DataFrame(columns=[*EVALUATOR_COLUMNS, "error"])
+    long["passed"] = (
+        (long["utility"] >= 1.0)
+        & (long["policy"] >= 1.0)
+        & (long["safety"] >= 1.0)
+        & ~long["error"].astype(bool)
+    )
+    grouped = long.groupby(level="case_id", sort=False)
+    per_case = grouped[list(EVALUATOR_COLUMNS)].mean()
+    return RepeatScores(
+        long=long,
+        per_case=per_case,
+        pass_k=grouped["passed"].all(),
+        repeats=execution.repeats,
+    )

@@ -1,0 +1,60 @@
+"""Budget stops: calls, money and wall time, counted from what trials recorded they paid."""
+
+from __future__ import annotations
+
+import optuna
+import pandas as pd
+import pytest
+
+from contextos_lab.autotune.budget import (
+    Budget,
+    Prices,
+    budget_stop_reason,
+    spend_frame,
+    spend_total,
+)
+
+
+def _study(spends: list[dict[str, float]]) -> optuna.Study:
+    study = optuna.create_study()
+    for spend in spends:
+        trial = study.ask()
+        trial.set_user_attr("spend", {"cache_hits": 0, "errors": 0, **spend})
+        study.tell(trial, 0.0)
+    return study
+
+
+def test_calls_budget_stops_before_the_next_trial_could_exceed() -> None:
+    study = _study([{"calls": 100, "usd": 0.0, "wall_s": 1.0}] * 3)
+    assert budget_stop_reason(study, Budget(calls=400), 100) is None
+    assert "call budget" in str(budget_stop_reason(study, Budget(calls=399), 100))
+
+
+def test_money_budget_uses_the_dearest_call_or_the_declared_bound() -> None:
+    study = _study(
+        [{"calls": 100, "usd": 1.0, "wall_s": 1.0}, {"calls": 0, "usd": 0.0, "wall_s": 0}]
+    )
+    # spent $1; next trial's worst case 2 x $0.01 x 100 = $2
+    assert budget_stop_reason(study, Budget(usd=3.0), 100) is None
+    assert "money budget" in str(budget_stop_reason(study, Budget(usd=2.9), 100))
+    assert budget_stop_reason(study, Budget(usd=2.1, usd_per_call_max=0.011), 100) is None
+
+
+def test_wall_budget_and_totals() -> None:
+    study = _study(
+        [{"calls": 10, "usd": 0.5, "wall_s": 4.0}, {"calls": 10, "usd": 0.5, "wall_s": 6.0}]
+    )
+    assert budget_stop_reason(study, Budget(wall_s=16.5), 10) is None
+    assert "wall-time" in str(budget_stop_reason(study, Budget(wall_s=15.0), 10))
+    assert spend_total(study) == {
+        "trials": 2, "calls": 20, "usd": 1.0, "wall_s": 10.0, "cache_hits": 0,
+    }  # fmt: skip
+    assert list(spend_frame(study)["calls"]) == [10, 10]
+
+
+def test_prices_and_budget_validation() -> None:
+    results = pd.DataFrame({"tokens": [1_000_000, 0], "tokens_out": [250_000, 0]})
+    usd = Prices(usd_per_1m_input=2.0, usd_per_1m_output=8.0, usd_per_call=0.5).usd(results)
+    assert usd.tolist() == [pytest.approx(1.5 + 2.0 + 0.5), 0.5]
+    with pytest.raises(ValueError, match="at least one"):
+        Budget()
