@@ -7,7 +7,7 @@ The notebook API (`import contextos_lab as cl`)::
     cl.load_gate("out/demo")                           # gate table: candidate x metric
     cl.load_feedback("out/demo/data/feedback.jsonl")   # or an experience store URL
     cl.load_proposals("out/demo")                      # every proposal file, flattened
-    cl.run_sweep("specs/reference_refund.yaml", "out/sweep")
+    cl.run_sweep("my_run.yaml", "out/sweep")
     cl.read_report("out/demo")                         # the newest gate report, inline
 
 Attributes load on first use (PEP 562), so the CLI's `import contextos_lab` stays cheap.

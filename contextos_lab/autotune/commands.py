@@ -26,8 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "search",
         help="constrained Pareto search over a harness's tunable surfaces (writes DIR/front.json)",
         example=[
-            "contextos-lab search specs/reference_refund.yaml --out out/search",
-            "contextos-lab search specs/reference_refund.yaml --out out/search --n-trials 60 "
+            "contextos-lab search my_run.yaml --out out/search",
+            "contextos-lab search my_run.yaml --out out/search --n-trials 60 "
             "--workers 2",
         ],
         description=(

@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "enqueue",
         help="add a person's or an agent's config to a study, with who, why and cited traces",
         example=(
-            "contextos-lab enqueue specs/reference_refund.yaml --out out/sweep "
+            "contextos-lab enqueue my_run.yaml --out out/sweep "
             "--config change.json --by alice --rationale 'missing evidence on 14 cases' "
             "--cites trial_12/s-00031 --evaluate"
         ),

@@ -28,6 +28,7 @@ all wait for one baseline trial.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 import logging
 import multiprocessing as mp
@@ -317,17 +318,29 @@ def _within_budget(study: optuna.Study, number: int, budget: int) -> bool:
     return sum(1 for t in trials if t.number <= number and not _uncounted(t)) <= budget
 
 
-def reap_interrupted(study: optuna.Study) -> list[int]:
-    """Mark RUNNING trials whose worker process on this host is gone as interrupted FAILs."""
+# A trial is RUNNING from `study.ask()` until its worker records itself a few storage calls
+# later; another process reaping in that window would fail a live trial (seen in CI with
+# three `search` processes on PostgreSQL). An unclaimed trial is only reaped once it is older.
+UNCLAIMED_GRACE_S = 300.0
+
+
+def reap_interrupted(study: optuna.Study, *, grace_s: float = UNCLAIMED_GRACE_S) -> list[int]:
+    """Mark RUNNING trials whose worker process on this host is gone as interrupted FAILs.
+
+    A trial with no recorded worker is reaped only when it started more than `grace_s` ago.
+    """
     host = socket.gethostname()
     storage = study._storage
     reaped = []
+    now = datetime.datetime.now()  # Optuna stamps datetime_start with naive local time
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         worker = t.user_attrs.get("worker")
         if worker is not None:
             w_host, _, pid = str(worker).rpartition(":")
             if w_host != host or _pid_alive(int(pid)):
                 continue
+        elif t.datetime_start is not None and (now - t.datetime_start).total_seconds() < grace_s:
+            continue
         reason = f"interrupted: worker {worker or '(unknown)'} died before finishing the trial"
         with contextlib.suppress(optuna.exceptions.UpdateFinishedTrialError):
             storage.set_trial_user_attr(t._trial_id, "interrupted", True)

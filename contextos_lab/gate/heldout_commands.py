@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "heldout",
         help="a held-out set's error budget across gates, and refreshing a spent set",
         example=[
-            "contextos-lab heldout status --spec specs/reference_refund.yaml",
+            "contextos-lab heldout status --spec my_run.yaml",
             "contextos-lab heldout refresh --spec my.yaml --from new_cases.jsonl --out heldout2",
         ],
     )
@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         sub,
         "status",
         help="where the spec's held-out set stands: gates, alpha spent, next level, advice",
-        example="contextos-lab heldout status --spec specs/reference_refund.yaml",
+        example="contextos-lab heldout status --spec my_run.yaml",
     )
     s.add_argument("--spec", required=True, help="run spec (YAML or JSON)")
     s.add_argument("--ledger", default=None, help="held-out ledger (default as for `gate`)")

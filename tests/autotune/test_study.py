@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -156,3 +157,32 @@ def test_two_workers_share_one_journal_study(case_dir: Path) -> None:
     assert all(t.state == TrialState.COMPLETE for t in trials)
     workers = {t.user_attrs["worker"] for t in trials[1:]}
     assert len(workers) == 2 and str(os.getpid()) not in {w.split(":")[1] for w in workers}
+
+
+def test_a_just_asked_trial_with_no_worker_yet_is_not_reaped() -> None:
+    """Another process's trial between `ask()` and recording its worker is alive, not dead
+    (the race that failed CI with three `search` processes on PostgreSQL)."""
+    from contextos_lab.autotune.study import reap_interrupted
+
+    study = optuna.create_study()
+    fresh = study.ask()
+    assert reap_interrupted(study) == []
+    assert study.trials[fresh.number].state == TrialState.RUNNING
+    # an unclaimed trial older than the grace period is a worker that died right after ask()
+    assert reap_interrupted(study, grace_s=0.0) == [fresh.number]
+    reaped = study.trials[fresh.number]
+    assert reaped.state == TrialState.FAIL and reaped.user_attrs["interrupted"] is True
+
+
+def test_a_trial_whose_worker_process_is_gone_is_reaped_at_once() -> None:
+    from contextos_lab.autotune.study import reap_interrupted
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    study = optuna.create_study()
+    trial = study.ask()
+    trial.set_user_attr("worker", f"{socket.gethostname()}:{dead.pid}")
+    alive = study.ask()
+    alive.set_user_attr("worker", f"{socket.gethostname()}:{os.getpid()}")
+    assert reap_interrupted(study) == [trial.number]
+    assert study.trials[alive.number].state == TrialState.RUNNING

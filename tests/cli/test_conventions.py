@@ -39,7 +39,7 @@ def test_help_shows_the_example(capsys) -> None:
         build_parser().parse_args(["search", "--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    assert "example" in out and "contextos-lab search specs/reference_refund.yaml" in out
+    assert "example" in out and "contextos-lab search my_run.yaml --out out/search" in out
 
 
 def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -64,7 +64,7 @@ def test_concurrency_keeps_case_order_and_bounds_in_flight() -> None:
     wall = time.perf_counter() - t0
     assert list(ex.results["case_id"]) == list(cases["case_id"])
     assert h.peak == 8
-    assert wall < 16 * 0.1 / 2  # far below sequential
+    assert wall < 16 * 0.1  # below sequential (peak in-flight above is the exact check)
     assert ex.paid_calls == 16 and ex.cache_hits == 0 and ex.n_errors == 0
 
 
@@ -73,7 +73,7 @@ def test_a_hung_or_raising_case_is_an_error_row_not_a_crash() -> None:
     h = Sleepy(delay=0.01, hang=["c01"], boom=["c03"])
     t0 = time.perf_counter()
     ex = execute(h, cases, hashes, {}, ExecutionPolicy(max_concurrency=3, case_timeout_s=0.5))
-    assert time.perf_counter() - t0 < 5
+    assert time.perf_counter() - t0 < 20  # a hung case is abandoned, not waited for
     err = dict(zip(ex.results["case_id"], ex.results["error"], strict=True))
     assert "no answer within 0.5s" in err["c01"]
     assert "model overloaded" in err["c03"]
