@@ -109,10 +109,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spec", default=str(REPO / "specs" / "reference_refund.yaml"))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--out", default=str(RESULTS / "search_cost.json"))
+    parser.add_argument("--first-seed", type=int, default=0, help="tuning uses seeds 10..")
+    parser.add_argument(
+        "--racing", default="", help="JSON overriding the spec's racing schedule (tuning)"
+    )
+    parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated run labels (e.g. kit_default/racing): a "
+        "partial run for tuning; prints its table, writes nothing",
+    )
     args = parser.parse_args(argv)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     load_before = os.getloadavg()
     spec = load_spec(args.spec)
+    if args.racing:
+        racing = {**spec.racing.model_dump(), **json.loads(args.racing)}
+        spec = spec.model_copy(update={"racing": type(spec.racing).model_validate(racing)})
     ctx = prepare(spec)
     n_cases = len(ctx.search)
     grid, enum_info = se.enumerate_grid(ctx, processes=2)
@@ -126,12 +139,15 @@ def main(argv: list[str] | None = None) -> int:
     se._init_lookup_worker(ctx.worker_payload(), str(grid_file))  # full trials read the grid
     lookup_ctx = se._CTX
     assert lookup_ctx is not None
-    seeds = list(range(args.seeds))
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     rows: list[dict[str, Any]] = []
     curves: dict[str, list[list[float]]] = {}
     t0 = time.perf_counter()
+    only = [x for x in args.only.split(",") if x]
     for name, kw, fidelity in RUNS:
         label = f"{name}/{fidelity}"
+        if only and label not in only:
+            continue
         for seed in seeds:
             t1 = time.perf_counter()
             cfg = SamplerConfig(seed=seed, **kw)
@@ -175,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     print(printed_min)
     print("\ncase evaluations to reach 0.95 / 0.99 of the true hypervolume (median)")
     print(printed_cost)
+    if only:
+        return 0
 
     full_to = cost.loc["kit_default/full", "calls_to_0.95"]
     racing_to = cost.loc["kit_default/racing", "calls_to_0.95"]

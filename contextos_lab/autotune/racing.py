@@ -38,6 +38,7 @@ from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.fidelity import RacingSchedule
 from contextos_lab.autotune.objective import HarnessFailure, constraint_values, evaluate_cases
 from contextos_lab.autotune.pareto import normalised_losses
+from contextos_lab.harness.repeat_scores import RepeatScores
 from contextos_lab.schemas.base import sha256_hex
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
@@ -207,11 +208,13 @@ def race(
     order = _order(ctx)
     config = ctx.space.config(params)
     parts: list[pd.DataFrame] = []
+    stages: list[RepeatScores] = []
     n_errors, harness_s, done = 0, 0.0, 0
     for stage, size in enumerate(sizes, start=1):
         rows = order[done:size]
-        per_case, errs, secs = evaluate_cases(ctx, ctx.search.cases.iloc[rows], config)
-        parts.append(per_case.set_axis(rows, axis=0))
+        scored, errs, secs = evaluate_cases(ctx, ctx.search.cases.iloc[rows], config)
+        stages.append(scored)
+        parts.append(scored.per_case.set_axis(rows, axis=0))
         n_errors, harness_s, done = n_errors + errs, harness_s + secs, size
         if size == n_total:
             break
@@ -224,6 +227,12 @@ def race(
             raise optuna.TrialPruned(verdict[0])
     full = pd.concat(parts).sort_index()  # the search set's own row order: same sums as full
     scores = {name: float(full[name].mean()) for name in full.columns}
+    merged = RepeatScores(
+        long=pd.concat([s.long for s in stages]),
+        per_case=full,
+        pass_k=pd.concat([s.pass_k for s in stages]),
+        repeats=stages[0].repeats,
+    )
     if any(v != v for v in scores.values()):
         raise HarnessFailure(f"evaluation produced NaN scores {scores}")
     trial.set_user_attr(
@@ -231,7 +240,13 @@ def race(
         {"stage": len(sizes), "n_stages": len(sizes), "stage_sizes": sizes,
          "case_evaluations": n_total, "dropped": None},
     )  # fmt: skip
-    return {"scores": scores, "n_case_errors": n_errors, "harness_s": harness_s}
+    return {
+        "scores": scores,
+        "n_case_errors": n_errors,
+        "error_rate": merged.error_rate,
+        "harness_s": harness_s,
+        "repeats": merged.summary(),
+    }
 
 
 def _record_drop(
