@@ -146,7 +146,11 @@ def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # at p = 1 (or 0) the bound is exactly 1 (or 0); rounding must not put a spotless subset
+    # an ulp below a 1.0 floor
+    low = 0.0 if p <= 0.0 else max(0.0, centre - half)
+    high = 1.0 if p >= 1.0 else min(1.0, centre + half)
+    return low, high
 
 
 def feasible_values(study: optuna.Study) -> np.ndarray:
@@ -164,7 +168,7 @@ def drop_reason(
 ) -> tuple[str, float] | None:
     """(why, margin > 0) when the evidence says the config cannot reach the feasible front."""
     for name, floor in ctx.spec.guardrails.floors.model_dump().items():
-        if est.high[name] < floor:
+        if floor - est.high[name] > MIN_DROP_MARGIN:  # evidence, not float rounding
             return (
                 f"floor {name}: at most {est.high[name]:.6g} on the full set "
                 f"(mean {est.mean[name]:.6g} on {est.n} cases) < {floor}",

@@ -87,6 +87,13 @@ def test_estimate_bounds_hold_the_full_mean_and_close_at_the_full_set() -> None:
     assert whole.low == whole.high == whole.mean
 
 
+@given(n=st.integers(2, 400), rest=st.integers(1, 5000), z=st.floats(0.5, 5.0))
+def test_a_spotless_subset_never_breaches_a_one_floor(n: int, rest: int, z: float) -> None:
+    """All-pass cases keep the optimistic bound at exactly 1.0 (no float-rounding drop)."""
+    est = estimate(pd.DataFrame({"policy": np.ones(n), "safety": np.ones(n)}), n + rest, z=z)
+    assert est.high["policy"] == 1.0 and est.high["safety"] == 1.0
+
+
 def test_one_policy_violation_proves_a_floor_breach() -> None:
     policy = np.ones(40)
     policy[3] = 0.0
