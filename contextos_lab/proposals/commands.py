@@ -146,6 +146,7 @@ def _lineage(args: argparse.Namespace) -> int:
     except (KeyError, ValueError) as exc:
         return _err(str(exc.args[0]))
     print(answer.render())
+    next_step(f"contextos-lab monitor {args.rule_id}   |   store lineage {args.rule_id}")
     return 0
 
 
@@ -158,6 +159,7 @@ def _metrics(args: argparse.Namespace) -> int:
         _dump(metrics)
     else:
         print(metrics.frame().to_string(index=False))
+    next_step("contextos-lab bundle --out DIR   (the change-control bundle for review)")
     return 0
 
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from contextos_lab.proposals.lint import active_rules, rule_conflicts
+from contextos_lab.proposals.reviews import Reviews, check_reviews, verdict_map
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
 from contextos_lab.schemas.strategy import EffectiveWindow, Lineage, StrategyRule
@@ -116,7 +116,7 @@ def _entry(rule: StrategyRule) -> dict[str, Any]:
 def layer_refusals(
     rule: StrategyRule,
     approver_id: str | None,
-    review_problems: list[str],
+    review_reasons: list[str],
     active: list[StrategyRule],
 ) -> list[str]:
     out = []
@@ -126,7 +126,7 @@ def layer_refusals(
         out.append(f"rule is {rule.status.value}, not proposed")
     if not (approver_id and approver_id.strip()):
         out.append("no approver")
-    out.extend(review_problems)
+    out.extend(review_reasons)
     out.extend(f"lint: {c}" for c in rule_conflicts(rule, active))
     return out
 
@@ -134,21 +134,23 @@ def layer_refusals(
 def release_layer_rule(
     rule: StrategyRule,
     approver_id: str | None,
+    reviews: Reviews = None,
     *,
-    review_problems: list[str],
-    reviewer_verdicts: Mapping[str, str],
     feedback_ids: tuple[str, ...],
     store: Any,
     layers: LayerRegistry,
+    key: bytes | None = None,
     at: datetime | None = None,
     supersedes: str | None = None,
 ) -> tuple[StrategyRule, LayerState, LayerState]:
-    """(released rule, new live layer version, pinned baseline); refuses naming every reason."""
+    """(released rule, new live layer version, pinned baseline); refuses naming every reason.
+    `reviews`: signed ReviewVerdict envelopes, checked like a proposal's (`check_reviews`)."""
     from contextos_lab.proposals.release import ReleaseRefused, supersede
 
     when = at or datetime.now(UTC)
+    valid, review_reasons = check_reviews(reviews, rule.rule_id, approver_id, store=store, key=key)
     active = [r for r in active_rules(store) if r.rule_id != supersedes]
-    reasons = layer_refusals(rule, approver_id, review_problems, active)
+    reasons = layer_refusals(rule, approver_id, review_reasons, active)
     if not reasons and not feedback_ids:
         reasons.append(f"no feedback lineage under {rule.trigger.get('from_insight')}")
     if reasons:
@@ -164,7 +166,7 @@ def release_layer_rule(
         (
             S.reviewed,
             "reviewers approve: "
-            + ", ".join(f"{k}={v}" for k, v in sorted(reviewer_verdicts.items())),
+            + ", ".join(f"{k}={v}" for k, v in sorted(verdict_map(valid).items())),
         ),
         (S.approved, None),
         (S.released, None),
@@ -181,6 +183,7 @@ def release_layer_rule(
         }
     )
     versions[-1] = StrategyRule.model_validate(r.model_dump(by_alias=True))
+    store.append_many([v for v in valid.values() if store.find(v.review_id) is None])
     store.append_many(versions)
     layers.publish(new, approver_id, f"release {rule.rule_id}")
     old = store.get(StrategyRule, supersedes) if supersedes else None

@@ -13,7 +13,7 @@ from contextos_lab.proposals.bundle_registry import BundleRegistry
 from contextos_lab.proposals.compilers import compile_insight
 from contextos_lab.proposals.layer_release import LayerRegistry, release_layer_rule
 from contextos_lab.proposals.release import ReleaseRefused, lineage_feedback_ids, rollback
-from contextos_lab.proposals.reviews import record_review, review_problems, valid_reviews
+from contextos_lab.proposals.reviews import sign_reviews
 from contextos_lab.schemas import StrategyRule
 from contextos_lab.store import ExperienceStore
 from tests.factories import decision_record, feedback_entry
@@ -53,19 +53,15 @@ def seeded(tmp_path: Path, coding_project) -> ExperienceStore:
     return store
 
 
-def _reviewed(store: ExperienceStore, rule: StrategyRule) -> list[str]:
-    for role in ("compliance", "reliability", "security"):
-        record_review(store, rule.rule_id, role, "approve", "lin", "checked")
-    return review_problems(valid_reviews(store, rule.rule_id), "cc")
+REVIEWERS = {"compliance": "ada", "reliability": "lin", "security": "ada"}
 
 
 def _release(store, rule, layers, **kw):
-    problems = _reviewed(store, rule)
+    reviews = sign_reviews(store, rule.rule_id, REVIEWERS)
     return release_layer_rule(
         rule,
         "cc",
-        review_problems=problems,
-        reviewer_verdicts={},
+        reviews,
         feedback_ids=lineage_feedback_ids(store, rule.trigger["from_insight"]),
         store=store,
         layers=layers,
@@ -128,33 +124,35 @@ def test_release_lints_layer_rules_against_active_rules(seeded, tmp_path) -> Non
     assert seeded.get(StrategyRule, first.rule_id).status == "superseded"
 
 
-def test_release_refuses_unsigned_or_forged_reviews(seeded, tmp_path, monkeypatch) -> None:
+def test_release_refuses_unsigned_or_forged_reviews(seeded, tmp_path) -> None:
     from contextos_lab.schemas import InsightCluster
 
     cluster = next(iter(seeded.list(InsightCluster)))
     rule = compile_insight(cluster)
     seeded.append(rule)
-    record_review(seeded, rule.rule_id, "compliance", "approve", "lin", "ok")
-    monkeypatch.setenv("CONTEXTOS_SIGNING_KEY", "another-key")  # verdicts signed with the old
-    assert valid_reviews(seeded, rule.rule_id) == {}
-    with pytest.raises(ReleaseRefused, match="no signed compliance review"):
+    layers = LayerRegistry(tmp_path / "layers")
+    signed = sign_reviews(seeded, rule.rule_id, REVIEWERS)
+
+    def release(reviews):
+        return release_layer_rule(
+            rule, "cc", reviews, feedback_ids=("fb_x",), store=seeded, layers=layers
+        )
+
+    with pytest.raises(ReleaseRefused, match="plain str, not a signed ReviewVerdict"):
+        release(dict.fromkeys(REVIEWERS, "approve"))
+    forged = signed["compliance"].model_copy(update={"reviewer": "lin"})
+    with pytest.raises(ReleaseRefused, match="is forged"):
+        release({**signed, "compliance": forged})
+    with pytest.raises(ReleaseRefused, match="signature does not verify"):
         release_layer_rule(
             rule,
             "cc",
-            review_problems=review_problems(valid_reviews(seeded, rule.rule_id), "cc"),
-            reviewer_verdicts={},
+            signed,
             feedback_ids=("fb_x",),
             store=seeded,
-            layers=LayerRegistry(tmp_path / "layers"),
+            layers=layers,
+            key=b"another-key",  # verdicts signed with the store key do not verify under it
         )
-
-
-def test_a_reviewer_cannot_approve_their_own_review(seeded) -> None:
-    from contextos_lab.schemas import InsightCluster
-
-    rule = compile_insight(next(iter(seeded.list(InsightCluster))))
-    seeded.append(rule)
-    problems = _reviewed(seeded, rule)
-    assert problems == []
-    own = review_problems(valid_reviews(seeded, rule.rule_id), "lin")
-    assert own == ["approver lin also reviewed it: approval needs a second person"]
+    with pytest.raises(ReleaseRefused, match="no signed security review"):
+        release({k: v for k, v in signed.items() if k != "security"})
+    assert layers.active(rule.adjustment.layer.value).rules == {}

@@ -43,6 +43,8 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
         got = main([*argv, *common, *extra])
         out, err = capsys.readouterr()
         assert got == code, f"{argv}: exit {got}\n{out}\n{err}"
+        if code == 0:  # every step says what it did and where to look next
+            assert re.search(r"^next: \S", out + err, re.M), f"{argv}: no next: line\n{out}{err}"
         return out, err
 
     return run
