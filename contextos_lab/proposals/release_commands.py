@@ -69,6 +69,9 @@ def _release(args: argparse.Namespace) -> int:
                 rule,
                 args.approver,
                 reviews,
+                verdict=need(store, ReplayVerdict, args.verdict)
+                if args.verdict
+                else latest_verdict(store, rule.rule_id),
                 feedback_ids=feedback,
                 store=store,
                 layers=LayerRegistry.beside(bundles.root),
