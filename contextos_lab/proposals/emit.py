@@ -310,8 +310,7 @@ def emit(run: GateRun, report: str | Path, out_dir: str | Path) -> EmitResult:
             existing.append(str(target / f"{task.artifact_id}.json"))
     if written_t:
         message = (
-            f"1 TuningProposal file with {len(family)} operating point(s) on the front "
-            f"in {target}"
+            f"1 TuningProposal file with {len(family)} operating point(s) on the front in {target}"
         )
     elif already:
         message = f"already proposed: {already} (same change, same evidence); nothing new"
