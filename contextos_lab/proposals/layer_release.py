@@ -100,6 +100,14 @@ class LayerRegistry:
         with (self._dir(state.layer) / "activations.jsonl").open("a", encoding="utf-8") as fh:
             fh.write(canonical_json(line) + "\n")
 
+    def activated_since(self, layer: str, since: datetime) -> list[str]:
+        """Refs activated on the layer after `since` (a replay on an older version is stale)."""
+        log = self._dir(layer) / "activations.jsonl"
+        if not log.is_file():
+            return []
+        lines = [json.loads(x) for x in log.read_text("utf-8").splitlines() if x.strip()]
+        return [x["ref"] for x in lines if datetime.fromisoformat(x["at"]) > since]
+
     def publish(self, state: LayerState, actor: str, reason: str) -> LayerState:
         self._write(state)
         self._activate(state, actor, reason)
@@ -173,6 +181,12 @@ def release_layer_rule(
     valid, review_reasons = check_reviews(reviews, rule.rule_id, approver_id, store=store, key=key)
     active = [r for r in active_rules(store) if r.rule_id != supersedes]
     reasons = layer_refusals(rule, approver_id, review_reasons, active, verdict)
+    if verdict is not None and rule.adjustment is not None:
+        moved = layers.activated_since(rule.adjustment.layer.value, verdict.computed_at)
+        if moved:
+            reasons.append(
+                f"the layer changed since the replay ({moved[-1]} is live): replay it again"
+            )
     if not reasons and not feedback_ids:
         reasons.append(f"no feedback lineage under {rule.trigger.get('from_insight')}")
     if reasons:

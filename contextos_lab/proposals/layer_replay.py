@@ -29,16 +29,13 @@ from contextos_lab.proposals.compiler_entry import resolve_entry
 from contextos_lab.proposals.compiler_table import CompileError
 from contextos_lab.proposals.goldens import ExpectedOutcome, GoldenCase, load_goldens, outputs_hash
 from contextos_lab.proposals.layer_release import LayerRegistry, LayerState
-from contextos_lab.proposals.replay import EVALUATORS, BaselineDrift
+from contextos_lab.proposals.replay import EVALUATORS, BaselineDrift, build_verdict
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.decision import DecisionRecord
-from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.strategy import (
     ReplayClassification,
     ReplayDetail,
-    ReplayStatus,
     ReplayVerdict,
-    ScorecardsDelta,
     StrategyRule,
 )
 
@@ -174,15 +171,6 @@ def run_layer_replay(
             f"the {layer} replayer with no adjustment does not reproduce the recorded outputs "
             f"of {', '.join(drift)}: goldens and replayer disagree"
         )
-    n_exp = sum(d.classification == C.changed_to_expected for d in details)
-    n_unexp = sum(d.classification == C.changed_unexpected for d in details)
-    status = (
-        ReplayStatus.replay_regression
-        if n_unexp
-        else ReplayStatus.replay_partial
-        if n_exp == 0
-        else ReplayStatus.replay_clean
-    )
     n = max(1, len(details))
     when = at or datetime.now(UTC)
     seed = canonical_json(
@@ -196,19 +184,8 @@ def run_layer_replay(
             "at": when.isoformat(),
         }
     )
-    verdict = ReplayVerdict(
-        verdict_id=new_id("rv", at=when, seed=seed),
-        proposal_id=rule.rule_id,
-        goldens_total=len(details),
-        goldens_changed=n_exp + n_unexp,
-        unchanged_baseline=len(details) - n_exp - n_unexp,
-        changed_to_expected=n_exp,
-        changed_unexpected=n_unexp,
-        scorecards_delta=ScorecardsDelta(**{k: sum(d[k] for d in deltas) / n for k in EVALUATORS}),
-        status=status,
-        details=tuple(details),
-        computed_at=when,
-    )
+    delta = {k: sum(d[k] for d in deltas) / n for k in EVALUATORS}
+    verdict = build_verdict(rule.rule_id, details, delta, seed=seed, at=when)
     if store is not None:
         store.append(verdict)
     return verdict

@@ -253,3 +253,20 @@ def test_a_project_without_a_layer_replayer_is_refused_loudly(tmp_path) -> None:
     )
     with pytest.raises(LayerReplayError, match="no layer replayer"):
         run_layer_replay(layer_rule, LayerRegistry(tmp_path / "layers"), project=project)
+
+
+def test_a_replay_on_an_older_layer_version_is_stale(seeded, tmp_path) -> None:
+    """Like a policy patch whose pinned bundle moved: the layer changed after the replay."""
+    from contextos_lab.proposals.layer_release import LayerState
+
+    layers = LayerRegistry(tmp_path / "layers")
+    rule = compile_insight(_cluster(seeded, "destructive_command"))
+    seeded.append(rule)
+    verdict = run_layer_replay(rule, layers, store=seeded)
+    live = layers.active("tool_selection")
+    layers.publish(LayerState("tool_selection", 2, {**live.rules}), "someone", "out of band")
+    with pytest.raises(ReleaseRefused, match="layer changed since the replay"):
+        _release(seeded, rule, layers, verdict=verdict)
+    fresh = run_layer_replay(rule, layers, store=seeded)
+    released, _, baseline = _release(seeded, rule, layers, verdict=fresh)
+    assert released.status == "released" and baseline.version == 2
