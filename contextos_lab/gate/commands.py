@@ -13,6 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from contextos_lab.autotune.commands import EXIT_MISMATCH, EXIT_SPEC, EXIT_STORAGE
 from contextos_lab.autotune.spec import SpecError, load_spec
@@ -93,8 +94,10 @@ def gate_and_emit(
     sources: Sequence[str] = ("synthetic",),
     max_candidates: int | None = None,
     progress: bool = False,
+    preferences: Sequence[Any] = (),
 ) -> tuple[EmitResult, Path]:
-    """Notebook 03 → HTML report → emission. Returns what was emitted and the report path."""
+    """Notebook 03 → HTML report → emission. Returns what was emitted and the report path;
+    `preferences` (PreferenceEntry rows) become the proposal's preference evidence."""
     from contextos_lab.gate.ledger import resolve_ledger
     from contextos_lab.gate.run_gate import GATE_FILE, load_gate_run
     from contextos_lab.proposals.emit import emit
@@ -124,7 +127,7 @@ def gate_and_emit(
     from contextos_lab.proposals.emit import UnsafeProposalPath
 
     try:
-        return emit(run, report.html, out), report.html
+        return emit(run, report.html, out, preferences), report.html
     except UnsafeProposalPath as exc:
         raise JobError(str(exc), 2) from exc
 
@@ -184,6 +187,15 @@ def run(args: argparse.Namespace) -> int:
     from contextos_lab.schemas.ids import new_id
 
     out = Path(args.out)
+    store, preferences = None, []
+    if args.store:  # opened first: its preference judgements are evidence in the proposal
+        from contextos_lab.schemas.preference import PreferenceEntry
+        from contextos_lab.store.commands import open_store
+
+        store = open_store(args.store)
+        if store is None:
+            return 2
+        preferences = list(store.list(PreferenceEntry))
     try:
         url = check_inputs(args.spec, args.storage, out)
         require_study(url, args.study or load_spec(args.spec).name)
@@ -198,18 +210,15 @@ def run(args: argparse.Namespace) -> int:
             sources=args.sources,
             max_candidates=args.max_candidates,
             progress=show_progress(args),
+            preferences=preferences,
         )
     except JobError as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code
     print_emitted(result, report)
-    if args.store:
+    if store is not None:
         from contextos_lab.proposals.emitted_store import store_emitted
-        from contextos_lab.store.commands import open_store
 
-        store = open_store(args.store)
-        if store is None:
-            return 2
         stored, refused = store_emitted(result, store)
         print(f"stored in {args.store}: {len(stored)} proposal(s)/task(s)")
         for line in refused:

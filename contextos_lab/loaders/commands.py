@@ -28,6 +28,8 @@ NEXT_AFTER: dict[str, str] = {
     "decisions": "contextos-lab ingest feedback FILE --store {store}   (then cluster --store)",
     "feedback": "contextos-lab cluster --store {store}   (clusters the ingested corrections)",
     "scorecards": "contextos-lab monitor RULE_ID --store {store}   (after a release)",
+    "preferences": "contextos-lab gate --spec SPEC --out DIR --store {store}   (cites them as "
+    "evidence in the TuningProposal)",
 }
 
 
@@ -74,7 +76,8 @@ def _ingest(args: argparse.Namespace) -> int:
     except (ConnectionError, SigningKeyMissing) as exc:
         return _error(args.store, exc)
     _print(report)
-    next_step(NEXT_AFTER[args.kind].format(store=args.store))
+    if args.kind in NEXT_AFTER:  # every kind has one; a kind added without one prints none
+        next_step(NEXT_AFTER[args.kind].format(store=args.store))
     return 0
 
 
