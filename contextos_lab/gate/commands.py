@@ -13,6 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from contextos_lab.autotune.commands import EXIT_MISMATCH, EXIT_SPEC, EXIT_STORAGE
 from contextos_lab.autotune.spec import SpecError, load_spec
@@ -93,8 +94,10 @@ def gate_and_emit(
     sources: Sequence[str] = ("synthetic",),
     max_candidates: int | None = None,
     progress: bool = False,
+    preferences: Sequence[Any] = (),
 ) -> tuple[EmitResult, Path]:
-    """Notebook 03 → HTML report → emission. Returns what was emitted and the report path."""
+    """Notebook 03 → HTML report → emission. Returns what was emitted and the report path;
+    `preferences` (PreferenceEntry rows) become the proposal's preference evidence."""
     from contextos_lab.gate.ledger import resolve_ledger
     from contextos_lab.gate.run_gate import GATE_FILE, load_gate_run
     from contextos_lab.proposals.emit import emit
@@ -124,7 +127,7 @@ def gate_and_emit(
     from contextos_lab.proposals.emit import UnsafeProposalPath
 
     try:
-        return emit(run, report.html, out), report.html
+        return emit(run, report.html, out, preferences), report.html
     except UnsafeProposalPath as exc:
         raise JobError(str(exc), 2) from exc
 
@@ -184,6 +187,10 @@ def run(args: argparse.Namespace) -> int:
     from contextos_lab.schemas.ids import new_id
 
     out = Path(args.out)
+    opened = open_store_for_gate(args.store)
+    if opened is None:
+        return 2
+    store, preferences = opened
     try:
         url = check_inputs(args.spec, args.storage, out)
         require_study(url, args.study or load_spec(args.spec).name)
@@ -198,20 +205,36 @@ def run(args: argparse.Namespace) -> int:
             sources=args.sources,
             max_candidates=args.max_candidates,
             progress=show_progress(args),
+            preferences=preferences,
         )
     except JobError as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code
     print_emitted(result, report)
-    if args.store:
-        from contextos_lab.proposals.emitted_store import store_emitted
-        from contextos_lab.store.commands import open_store
-
-        store = open_store(args.store)
-        if store is None:
-            return 2
-        stored, refused = store_emitted(result, store)
-        print(f"stored in {args.store}: {len(stored)} proposal(s)/task(s)")
-        for line in refused:
-            print(f"  not stored: {line}")
+    if store is not None:
+        print_stored(result, store, args.store)
     return 0
+
+
+def open_store_for_gate(url: str | None) -> tuple[Any, list[Any]] | None:
+    """(store or None, its PreferenceEntry rows) for `--store`; None when it cannot be opened
+    (the reason printed). Opened before gating: its judgements are evidence in the proposal."""
+    if not url:
+        return None, []
+    from contextos_lab.schemas.preference import PreferenceEntry
+    from contextos_lab.store.commands import open_store
+
+    store = open_store(url)
+    if store is None:
+        return None
+    return store, list(store.list(PreferenceEntry))
+
+
+def print_stored(result: EmitResult, store: Any, url: str) -> None:
+    """Append what emission wrote to the store and say what was stored or refused."""
+    from contextos_lab.proposals.emitted_store import store_emitted
+
+    stored, refused = store_emitted(result, store)
+    print(f"stored in {url}: {len(stored)} proposal(s)/task(s)")
+    for line in refused:
+        print(f"  not stored: {line}")
