@@ -24,6 +24,7 @@ from contextos_lab.gate.commands import (
     check_inputs,
     gate_and_emit,
     print_emitted,
+    store_results,
 )
 from contextos_lab.proposals.emit import EmitResult
 from contextos_lab.reports.render import NotebookFailed, RenderedReport
@@ -52,6 +53,7 @@ def run_sweep(
     max_candidates: int | None = None,
     run_id: str | None = None,
     progress: bool = False,
+    store: str | None = None,
 ) -> SweepJob:
     """Check inputs, run 02 then 03 under papermill, emit. Raises JobError with an exit code."""
     from contextos_lab.autotune.spec import load_spec
@@ -60,7 +62,7 @@ def run_sweep(
     from contextos_lab.schemas.ids import new_id
 
     out_dir = Path(out)
-    url = check_inputs(spec_path, storage, out_dir)
+    url = check_inputs(spec_path, storage, out_dir, insights=insights, store=store)
     # against the caller's working directory, before any notebook (kernel cwd: the repo root)
     ledger = str(resolve_ledger(ledger))
     run_id = run_id or new_id("eval")
@@ -134,10 +136,11 @@ def run(args: argparse.Namespace) -> int:
             sources=args.sources,
             max_candidates=args.max_candidates,
             progress=show_progress(args),
+            store=args.store,
         )
     except JobError as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code
     print(f"evaluation run {job.run_id}; sweep report: {job.sweep_report.html}")
     print_emitted(job.emitted, job.gate_report)
-    return 0
+    return store_results(job.emitted, args.store)

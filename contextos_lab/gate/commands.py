@@ -14,7 +14,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from contextos_lab.autotune.commands import EXIT_MISMATCH, EXIT_SPEC, EXIT_STORAGE
 from contextos_lab.autotune.spec import SpecError, load_spec
 from contextos_lab.autotune.study import StorageUnreachable, default_storage_url, open_storage
 from contextos_lab.cli_conventions import (
@@ -23,12 +22,20 @@ from contextos_lab.cli_conventions import (
     positive_int,
     show_progress,
 )
-from contextos_lab.errors import EXIT_USAGE, one_line
+from contextos_lab.errors import (
+    EXIT_HELDOUT,
+    EXIT_MISMATCH,
+    EXIT_NO_STUDY,
+    EXIT_NOTEBOOK,
+    EXIT_STORAGE,
+    EXIT_USAGE,
+    one_line,
+)
 from contextos_lab.harness.result_cache import add_no_cache_flag
 from contextos_lab.proposals.emit import EmitResult
 from contextos_lab.reports.render import NotebookFailed
 
-EXIT_NOTEBOOK, EXIT_HELDOUT, EXIT_NO_STUDY = 6, 7, 8
+EXIT_SPEC = EXIT_USAGE
 GATE_NOTEBOOK = "03_heldout_gate"
 #: Exception names raised inside notebook 03 that deserve their own exit code.
 _NOTEBOOK_ERRORS = {
@@ -49,9 +56,27 @@ class JobError(RuntimeError):
         super().__init__(message)
 
 
-def check_inputs(spec_path: str | Path, storage: str | None, out: Path) -> str:
-    """Refuse a bad spec or unreachable storage before any notebook starts; the storage URL."""
+def check_inputs(
+    spec_path: str | Path,
+    storage: str | None,
+    out: Path,
+    *,
+    insights: str | None = None,
+    store: str | None = None,
+) -> str:
+    """Refuse a bad spec, storage, `--insights` file or `--store` before any notebook starts
+    (not after minutes of kernels); the storage URL."""
     from contextos_lab.autotune.context import prepare
+
+    if insights and not Path(insights).is_file():
+        raise JobError(f"--insights {insights}: no such file", EXIT_USAGE)
+    if store:
+        from contextos_lab.store.experience_store import ExperienceStore
+
+        try:  # an unreachable server raises errors.Unreachable: exit 3 (cli.main)
+            ExperienceStore(store, create=False)
+        except (FileNotFoundError, ConnectionError) as exc:
+            raise JobError(f"--store: {one_line(exc)}", EXIT_USAGE) from exc
 
     try:
         prepare(load_spec(spec_path))
@@ -62,7 +87,7 @@ def check_inputs(spec_path: str | Path, storage: str | None, out: Path) -> str:
     try:
         open_storage(url)
     except StorageUnreachable as exc:
-        raise JobError(f"storage unreachable: {exc}", EXIT_STORAGE) from exc
+        raise JobError(exc.one_line(), exc.code) from exc
     return url
 
 
@@ -78,7 +103,7 @@ def require_study(url: str, name: str) -> None:
             EXIT_USAGE,
         ) from None
     except StorageUnreachable as exc:
-        raise JobError(f"storage unreachable: {exc}", EXIT_STORAGE) from exc
+        raise JobError(exc.one_line(), exc.code) from exc
 
 
 def gate_and_emit(
@@ -185,7 +210,9 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     try:
-        url = check_inputs(args.spec, args.storage, out)
+        url = check_inputs(
+            args.spec, args.storage, out, insights=args.insights, store=args.store
+        )
         require_study(url, args.study or load_spec(args.spec).name)
         result, report = gate_and_emit(
             spec_path=Path(args.spec),
@@ -203,15 +230,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code
     print_emitted(result, report)
-    if args.store:
-        from contextos_lab.proposals.emitted_store import store_emitted
-        from contextos_lab.store.commands import open_store
+    return store_results(result, args.store)
 
-        store = open_store(args.store)
-        if store is None:
-            return 2
-        stored, refused = store_emitted(result, store)
-        print(f"stored in {args.store}: {len(stored)} proposal(s)/task(s)")
-        for line in refused:
-            print(f"  not stored: {line}")
+
+def store_results(result: EmitResult, url: str | None) -> int:
+    """`--store URL`: keep the emitted proposals and tasks in the experience store too."""
+    if not url:
+        return 0
+    from contextos_lab.proposals.emitted_store import store_emitted
+    from contextos_lab.store.commands import open_store
+
+    store = open_store(url)
+    if store is None:
+        return EXIT_USAGE
+    stored, refused = store_emitted(result, store)
+    print(f"stored in {url}: {len(stored)} proposal(s)/task(s)")
+    for line in refused:
+        print(f"  not stored: {line}")
     return 0
