@@ -53,7 +53,6 @@ def run_sweep(
     max_candidates: int | None = None,
     run_id: str | None = None,
     progress: bool = False,
-    store: str | None = None,
 ) -> SweepJob:
     """Check inputs, run 02 then 03 under papermill, emit. Raises JobError with an exit code."""
     from contextos_lab.autotune.spec import load_spec
@@ -62,7 +61,7 @@ def run_sweep(
     from contextos_lab.schemas.ids import new_id
 
     out_dir = Path(out)
-    url = check_inputs(spec_path, storage, out_dir, insights=insights, store=store)
+    url = check_inputs(spec_path, storage, out_dir, insights=insights)
     # against the caller's working directory, before any notebook (kernel cwd: the repo root)
     ledger = str(resolve_ledger(ledger))
     run_id = run_id or new_id("eval")
@@ -124,6 +123,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    store = None
+    if args.store:  # opened before minutes of notebooks; unreachable: exit 3 (cli.main)
+        from contextos_lab.store.commands import open_store
+
+        store = open_store(args.store)
+        if store is None:
+            return 2
     try:
         job = run_sweep(
             args.spec,
@@ -136,11 +142,11 @@ def run(args: argparse.Namespace) -> int:
             sources=args.sources,
             max_candidates=args.max_candidates,
             progress=show_progress(args),
-            store=args.store,
         )
     except JobError as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code
     print(f"evaluation run {job.run_id}; sweep report: {job.sweep_report.html}")
     print_emitted(job.emitted, job.gate_report)
-    return store_results(job.emitted, args.store)
+    store_results(job.emitted, store)
+    return 0

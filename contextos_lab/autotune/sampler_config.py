@@ -12,6 +12,8 @@ from typing import Literal
 import optuna
 from pydantic import BaseModel, ConfigDict, Field
 
+from contextos_lab.autotune.local_search import FrontLocalSearchSampler
+
 SamplerKind = Literal["tpe", "nsgaii", "gp", "random", "optuna_default"]
 
 
@@ -35,18 +37,32 @@ class SamplerConfig(BaseModel):
     seed: int | None = Field(default=0, description="None = nondeterministic")
     n_startup_trials: int = Field(default=10, ge=0, description="random trials before modelling")
     population_size: int = Field(default=20, ge=2, description="NSGA-II only")
+    local_search_every: int = Field(
+        default=2,
+        ge=0,
+        description="tpe only: every n-th trial (and every repeat) is an untried one-knob "
+        "neighbour of the feasible front (autotune.local_search); 0 = plain TPE",
+    )
 
     def build(self, worker_index: int = 0) -> optuna.samplers.BaseSampler | None:
         """The sampler for one worker; workers get distinct seeds so they do not collide."""
         seed = None if self.seed is None else self.seed + worker_index
         if self.kind == "tpe":
-            return optuna.samplers.TPESampler(
+            tpe = optuna.samplers.TPESampler(
                 seed=seed,
                 multivariate=True,
                 group=False,
                 n_startup_trials=self.n_startup_trials,
                 n_ei_candidates=48,
                 constant_liar=True,
+            )
+            if not self.local_search_every:
+                return tpe
+            return FrontLocalSearchSampler(
+                tpe,
+                seed=seed,
+                every=self.local_search_every,
+                n_startup_trials=self.n_startup_trials,
             )
         if self.kind == "nsgaii":
             return optuna.samplers.NSGAIISampler(seed=seed, population_size=self.population_size)

@@ -11,6 +11,8 @@ folder with this layout (only `contextos-project.yaml` or the reason-class regis
       harness/feedback/reason-classes.json  override_reason_class registry (seed 000's place)
       harness/policy/bundles/<BUNDLE>.json  each policy bundle's first version (seeds the registry)
       harness/goldens/<BUNDLE>.jsonl        golden cases the replay gate replays a patch on
+      harness/goldens/LAYER_<layer>.jsonl   golden cases a layer rule is replayed on
+      harness/layer_replay.py               replay(record, adjustments): what a layer does
       harness/replay/cases.jsonl            replay cases (ReplayPackets) + manifest.json
       harness/tunable-surfaces.json         the surfaces autotune may change (TunableSurface list)
       harness/compilers.yaml                the proposal-compiler table, reason class -> shape

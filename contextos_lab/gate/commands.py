@@ -13,6 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from contextos_lab.autotune.spec import SpecError, load_spec
 from contextos_lab.autotune.study import StorageUnreachable, default_storage_url, open_storage
@@ -62,21 +63,13 @@ def check_inputs(
     out: Path,
     *,
     insights: str | None = None,
-    store: str | None = None,
 ) -> str:
-    """Refuse a bad spec, storage, `--insights` file or `--store` before any notebook starts
-    (not after minutes of kernels); the storage URL."""
+    """Refuse a bad spec, storage or `--insights` file before any notebook starts (not after
+    minutes of kernels); the storage URL. (`--store` is opened first by the commands.)"""
     from contextos_lab.autotune.context import prepare
 
     if insights and not Path(insights).is_file():
         raise JobError(f"--insights {insights}: no such file", EXIT_USAGE)
-    if store:
-        from contextos_lab.store.experience_store import ExperienceStore
-
-        try:  # an unreachable server raises errors.Unreachable: exit 3 (cli.main)
-            ExperienceStore(store, create=False)
-        except (FileNotFoundError, ConnectionError) as exc:
-            raise JobError(f"--store: {one_line(exc)}", EXIT_USAGE) from exc
 
     try:
         prepare(load_spec(spec_path))
@@ -118,8 +111,10 @@ def gate_and_emit(
     sources: Sequence[str] = ("synthetic",),
     max_candidates: int | None = None,
     progress: bool = False,
+    preferences: Sequence[Any] = (),
 ) -> tuple[EmitResult, Path]:
-    """Notebook 03 → HTML report → emission. Returns what was emitted and the report path."""
+    """Notebook 03 → HTML report → emission. Returns what was emitted and the report path;
+    `preferences` (PreferenceEntry rows) become the proposal's preference evidence."""
     from contextos_lab.gate.ledger import resolve_ledger
     from contextos_lab.gate.run_gate import GATE_FILE, load_gate_run
     from contextos_lab.proposals.emit import emit
@@ -149,7 +144,7 @@ def gate_and_emit(
     from contextos_lab.proposals.emit import UnsafeProposalPath
 
     try:
-        return emit(run, report.html, out), report.html
+        return emit(run, report.html, out, preferences), report.html
     except UnsafeProposalPath as exc:
         raise JobError(str(exc), 2) from exc
 
@@ -209,10 +204,17 @@ def run(args: argparse.Namespace) -> int:
     from contextos_lab.schemas.ids import new_id
 
     out = Path(args.out)
+    store, preferences = None, []
+    if args.store:  # opened first: its preference judgements are evidence in the proposal
+        from contextos_lab.schemas.preference import PreferenceEntry
+        from contextos_lab.store.commands import open_store
+
+        store = open_store(args.store)
+        if store is None:
+            return 2
+        preferences = list(store.list(PreferenceEntry))
     try:
-        url = check_inputs(
-            args.spec, args.storage, out, insights=args.insights, store=args.store
-        )
+        url = check_inputs(args.spec, args.storage, out, insights=args.insights)
         require_study(url, args.study or load_spec(args.spec).name)
         result, report = gate_and_emit(
             spec_path=Path(args.spec),
@@ -225,26 +227,24 @@ def run(args: argparse.Namespace) -> int:
             sources=args.sources,
             max_candidates=args.max_candidates,
             progress=show_progress(args),
+            preferences=preferences,
         )
     except JobError as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code
     print_emitted(result, report)
-    return store_results(result, args.store)
+    store_results(result, store)
+    return 0
 
 
-def store_results(result: EmitResult, url: str | None) -> int:
-    """`--store URL`: keep the emitted proposals and tasks in the experience store too."""
-    if not url:
-        return 0
-    from contextos_lab.proposals.emitted_store import store_emitted
-    from contextos_lab.store.commands import open_store
-
-    store = open_store(url)
+def store_results(result: EmitResult, store: Any) -> None:
+    """`--store URL` (an ExperienceStore opened before the run, or None): keep the emitted
+    proposals and tasks there too."""
     if store is None:
-        return EXIT_USAGE
+        return
+    from contextos_lab.proposals.emitted_store import store_emitted
+
     stored, refused = store_emitted(result, store)
-    print(f"stored in {url}: {len(stored)} proposal(s)/task(s)")
+    print(f"stored in {store.url}: {len(stored)} proposal(s)/task(s)")
     for line in refused:
         print(f"  not stored: {line}")
-    return 0

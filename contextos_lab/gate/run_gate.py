@@ -95,6 +95,8 @@ class GateRun(BaseModel):
     rollback_target: str
     search_set: dict[str, Any]
     heldout: dict[str, Any]
+    #: The study's baseline trial (preference evidence compares the change against it).
+    baseline_trial: int | None = None
     prior_heldout_reads: int
     reads_warning: str | None
     alpha: float
@@ -356,6 +358,7 @@ def run_gate(
             "manifest_hash": heldout.manifest_hash,
             "n_cases": len(heldout.cases),
         },
+        baseline_trial=study.user_attrs.get("baseline_trial"),
         prior_heldout_reads=heldout.prior_reads,
         reads_warning=ledger.reads_warning(heldout.prior_reads),
         alpha=alpha,

@@ -66,9 +66,7 @@ def caller_import_env() -> dict[str, str]:
     import sysconfig
 
     skip = {
-        str(Path(p).resolve())
-        for p in sysconfig.get_paths().values()
-        if p and Path(p).exists()
+        str(Path(p).resolve()) for p in sysconfig.get_paths().values() if p and Path(p).exists()
     }
     dirs: list[str] = []
     for entry in [os.getcwd(), *sys.path]:

@@ -92,6 +92,8 @@ def _run(args: argparse.Namespace) -> int:
         for c in report.clusters:
             print(f"  {c.insight_id}  {c.count:>3} x {c.override_reason_class} on {c.decision_key}")
         print("next: contextos-lab propose --reason-class CLASS --store URL  (or --insight ID)")
+    else:
+        print(f"next: open {where or out}; contextos-lab cluster --store URL stores the clusters")
     return 0
 
 
@@ -123,6 +125,8 @@ def _run_duckdb(args: argparse.Namespace) -> int:
     entries = sum(c.count for c in clusters)
     print(f"duckdb: {len(clusters)} typed clusters over {entries} clustered entries -> {path}")
     return 0
+
+
 def _write_quarantine(out: Path, rows: list[QuarantinedRow]) -> Path | None:
     out.mkdir(parents=True, exist_ok=True)
     return write_quarantine(out / "insights.json", rows)

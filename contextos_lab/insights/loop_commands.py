@@ -44,12 +44,14 @@ def _notes(args: argparse.Namespace) -> int:
         except ValueError as exc:  # the store refuses a second move
             raise UserError(str(exc)) from None
         print(f"{note.note_id} {note.status.value}")
+        next_step("contextos-lab metrics   (notes acted on)   |   contextos-lab notes list")
         return 0
     for n in store.list(Note):
         print(
             f"{n.note_id} {n.status.value:<9} {n.operator or '-':<10} {n.created_at:%Y-%m-%d} "
             f"[{n.kind.value}] {n.subject}"
         )
+    next_step("contextos-lab notes act NOTE_ID   |   notes dismiss NOTE_ID")
     return 0
 
 
@@ -74,12 +76,14 @@ def _research(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UserError(str(exc)) from None
         print(f"{task.research_task_id} completed; knowledge patch promoted: {args.promoted}")
+        next_step("contextos-lab metrics   (research patch yield)   |   bundle --out DIR")
         return 0
     for t in store.list(ResearchTask):
         print(
             f"{t.research_task_id} {t.status.value:<9} "
             f"promoted={t.confirmation.get('promoted')} {t.question}"
         )
+    next_step("contextos-lab research complete TASK_ID --promoted|--not-promoted --by ID")
     return 0
 
 

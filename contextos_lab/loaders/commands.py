@@ -17,12 +17,21 @@ from contextos_lab.errors import one_line
 from contextos_lab.loaders.ingest import IngestReport, store_loaded
 from contextos_lab.loaders.readers import FORMATS, UnreadableSource
 from contextos_lab.loaders.records import KINDS, load_records
+from contextos_lab.proposals.cli_common import next_step
 from contextos_lab.store.commands import default_store_url, open_store
 from contextos_lab.store.experience_store import ExperienceStore
 from contextos_lab.store.signing import SigningKeyMissing, load_authorised_overriders
 
 #: Quarantined rows listed on the terminal; the quarantine file has them all.
 SHOWN = 10
+#: What to run after ingesting each kind (the loop's order: decisions, feedback, cluster).
+NEXT_AFTER: dict[str, str] = {
+    "decisions": "contextos-lab ingest feedback FILE --store {store}   (then cluster --store)",
+    "feedback": "contextos-lab cluster --store {store}   (clusters the ingested corrections)",
+    "scorecards": "contextos-lab monitor RULE_ID --store {store}   (after a release)",
+    "preferences": "contextos-lab gate --spec SPEC --out DIR --store {store}   (cites them as "
+    "evidence in the TuningProposal)",
+}
 
 
 def _error(where: object, reason: object) -> int:
@@ -68,6 +77,8 @@ def _ingest(args: argparse.Namespace) -> int:
     except (ConnectionError, SigningKeyMissing) as exc:
         return _error(args.store, exc)
     _print(report)
+    if args.kind in NEXT_AFTER:  # every kind has one; a kind added without one prints none
+        next_step(NEXT_AFTER[args.kind].format(store=args.store))
     return 0  # even when every row was quarantined: the report says so (tests/loaders)
 
 

@@ -16,11 +16,7 @@ and reason, never guessed.
 from __future__ import annotations
 
 import hashlib
-import json
-import re
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -35,172 +31,23 @@ from contextos_lab.loaders.otlp import (
     _files,
     new_result,
 )
+from contextos_lab.loaders.tau_bench_diagnosis import (
+    STOP_TOKEN,
+    TRANSFER_TOOL,
+    FailureReason,
+    _actions,
+    _taken,
+    action_diff,
+    derive_reason,
+    failing_step,
+    ground_truth_verdict,
+    is_write,
+)
 from contextos_lab.loaders.trace_text import CONTENT, CONTENT_CHARS
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.clock import NO_CLOCK
 from contextos_lab.schemas.decision import DecisionRecord, TerminalStatus
 from contextos_lab.schemas.ids import new_id
-
-TRANSFER_TOOL = "transfer_to_human_agents"
-STOP_TOKEN = "###STOP###"
-#: Write tools of the public domains; others are recognised by a write-verb prefix.
-WRITE_TOOLS: frozenset[str] = frozenset(
-    {
-        "book_reservation",
-        "cancel_reservation",
-        "update_reservation_baggages",
-        "update_reservation_flights",
-        "update_reservation_passengers",
-        "send_certificate",
-        "cancel_pending_order",
-        "exchange_delivered_order_items",
-        "modify_pending_order_address",
-        "modify_pending_order_items",
-        "modify_pending_order_payment",
-        "modify_user_address",
-        "return_delivered_order_items",
-    }
-)
-_WRITE_PREFIX = re.compile(
-    r"^(book|cancel|update|modify|send|exchange|return|create|delete|add|remove|set)_"
-)
-_READ_ONLY = frozenset({"think", "calculate", "respond", TRANSFER_TOOL})
-
-
-def is_write(tool: str) -> bool:
-    return tool in WRITE_TOOLS or (tool not in _READ_ONLY and bool(_WRITE_PREFIX.match(tool)))
-
-
-@dataclass(frozen=True)
-class Action:
-    name: str
-    kwargs: Mapping[str, Any]
-    failed: bool = False  # the tool answered with an error, so it changed nothing
-
-    @property
-    def key(self) -> str:
-        return canonical_json([self.name, _normalise(self.kwargs)])
-
-
-def _normalise(value: Any) -> Any:
-    """`250.0` and `250` are the same argument; JSON exports differ on that."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, Mapping):
-        return {str(k): _normalise(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_normalise(v) for v in value]
-    return value
-
-
-@dataclass(frozen=True)
-class FailureReason:
-    reason_class: str
-    detail: str
-    action: str | None = None
-
-
-def derive_reason(
-    taken: Sequence[Action], expected: Sequence[Action], *, stopped: bool, outputs_ok: bool = True
-) -> FailureReason:
-    """Why a failed run failed, by comparing the actions taken with the ground truth.
-
-    First match wins, in this order:
-    1. transferred_to_human: the run called `transfer_to_human_agents` and the ground truth does
-       not.
-    2. step_limit: the conversation never reached the user's stop token (the run was cut off).
-    3. Effective write calls (errored calls changed nothing and are left out) are matched to
-       ground-truth writes exactly (name and arguments). For the first unmatched ground-truth
-       write: wrong_arguments if an unmatched call of the same tool was made, wrong_tool if a
-       different unmatched write was made instead; premature_end if the run ended without
-       attempting any write at all, else missing_action.
-    4. extra_write: every ground-truth write matched but an unmatched write remains.
-    5. missing_action (detail `missing_output`): writes all match but a required output was
-       never said to the user (tau-bench scores outputs through the agent's replies).
-    6. wrong_arguments (detail `state_mismatch`): nothing above differs, yet the final state
-       did not match; the nearest class is an argument or ordering difference.
-    """
-    gt_writes = [a for a in expected if is_write(a.name)]
-    if any(a.name == TRANSFER_TOOL for a in taken) and not any(
-        a.name == TRANSFER_TOOL for a in expected
-    ):
-        return FailureReason("transferred_to_human", "handed off instead of acting", TRANSFER_TOOL)
-    if not stopped:
-        return FailureReason("step_limit", "conversation ended without the stop token")
-    remaining = Counter(a.key for a in taken if is_write(a.name) and not a.failed)
-    by_key = {a.key: a for a in taken}
-    unmatched_gt: list[Action] = []
-    for action in gt_writes:
-        if remaining[action.key] > 0:
-            remaining[action.key] -= 1
-        else:
-            unmatched_gt.append(action)
-    left = [by_key[k] for k, n in remaining.items() for _ in range(n)]
-    if unmatched_gt:
-        first = unmatched_gt[0]
-        same = [a for a in left if a.name == first.name]
-        if same:
-            return FailureReason("wrong_arguments", _arg_diff(first, same[0]), first.name)
-        if left:
-            return FailureReason(
-                "wrong_tool", f"called {left[0].name} instead of {first.name}", first.name
-            )
-        if not any(is_write(a.name) for a in taken):
-            return FailureReason(
-                "premature_end", f"ended before any write; {first.name} expected", first.name
-            )
-        return FailureReason("missing_action", f"{first.name} never called", first.name)
-    if left:
-        return FailureReason("extra_write", f"{left[0].name} not in ground truth", left[0].name)
-    if not outputs_ok:
-        return FailureReason("missing_action", "missing_output")
-    return FailureReason("wrong_arguments", "state_mismatch")
-
-
-def _arg_diff(expected: Action, taken: Action) -> str:
-    keys = sorted(set(expected.kwargs) | set(taken.kwargs))
-    differ = [k for k in keys if expected.kwargs.get(k) != taken.kwargs.get(k)]
-    return f"{expected.name}: {', '.join(differ) or 'argument order'} differ"
-
-
-def _actions(raw: Any) -> list[Action]:
-    out = []
-    for item in raw or []:
-        if isinstance(item, Mapping) and item.get("name"):
-            out.append(Action(str(item["name"]), dict(item.get("kwargs") or {})))
-    return out
-
-
-def _taken(traj: Sequence[Any]) -> tuple[list[Action], list[tuple[str, str]]]:
-    """Tool calls in the trajectory, marking those whose tool reply was an error.
-
-    Returns the actions and (call id, tool name) pairs; arguments that are not valid JSON are
-    kept as `{"_raw": text}` so they never match the ground truth by accident.
-    """
-    replies: dict[str, str] = {}
-    for msg in traj:
-        if isinstance(msg, Mapping) and msg.get("role") == "tool" and msg.get("tool_call_id"):
-            replies[str(msg["tool_call_id"])] = str(msg.get("content") or "")
-    actions: list[Action] = []
-    calls: list[tuple[str, str]] = []
-    for msg in traj:
-        if not isinstance(msg, Mapping) or msg.get("role") != "assistant":
-            continue
-        for call in msg.get("tool_calls") or []:
-            fn = (call or {}).get("function") or {}
-            name = fn.get("name")
-            if not name:
-                continue
-            raw_args = fn.get("arguments")
-            try:
-                kwargs = json.loads(raw_args) if isinstance(raw_args, str) else dict(raw_args or {})
-            except (json.JSONDecodeError, TypeError, ValueError):
-                kwargs = {"_raw": str(raw_args)}
-            reply = replies.get(str(call.get("id")), "")
-            actions.append(Action(str(name), kwargs, failed=reply.startswith("Error")))
-            calls.append((str(call.get("id") or ""), str(name)))
-    return actions, calls
-
 
 #: Tools only one public domain has: the domain is read from what the runs call, not the path.
 DOMAIN_TOOLS: dict[str, frozenset[str]] = {
@@ -260,59 +107,6 @@ def _domain(names: set[str], default: str | None) -> str:
     hits = {d: len(names & tools) for d, tools in DOMAIN_TOOLS.items()}
     best = max(hits, key=lambda d: (hits[d], d))
     return best if hits[best] else "tau"
-
-
-def action_diff(taken: Sequence[Action], expected: Sequence[Action]) -> dict[str, Any]:
-    """Effective writes taken vs ground-truth writes: what is missing, what is extra, and for
-    each missing write with an unmatched call of the same tool, the arguments that differ."""
-    left = Counter(a.key for a in taken if is_write(a.name) and not a.failed)
-    by_key = {a.key: a for a in taken}
-    missing: list[Action] = []
-    for action in (a for a in expected if is_write(a.name)):
-        if left[action.key] > 0:
-            left[action.key] -= 1
-        else:
-            missing.append(action)
-    extra = [by_key[k] for k, n in sorted(left.items()) for _ in range(n)]
-    arguments = {}
-    for want in missing:
-        same = next((a for a in extra if a.name == want.name), None)
-        if same is not None:
-            keys = sorted(set(want.kwargs) | set(same.kwargs))
-            arguments[want.name] = [
-                k for k in keys if _normalise(want.kwargs.get(k)) != _normalise(same.kwargs.get(k))
-            ]
-    return {
-        "missing": [a.name for a in missing],
-        "extra": [a.name for a in extra],
-        "wrong_arguments": arguments,
-        "errored_calls": [a.name for a in taken if a.failed],
-    }
-
-
-def failing_step(traj: Sequence[Any], reason: FailureReason, diff: Mapping[str, Any]) -> int:
-    """Index of the message a reviewer should read first: the call that went wrong (transfer,
-    extra or wrongly argued write), else the run's last message (something was never done)."""
-    wanted = {TRANSFER_TOOL} if reason.reason_class == "transferred_to_human" else set()
-    wanted |= set(diff.get("extra") or ()) | set(diff.get("wrong_arguments") or ())
-    for i, msg in enumerate(traj):
-        if not isinstance(msg, Mapping) or msg.get("role") != "assistant":
-            continue
-        for call in msg.get("tool_calls") or []:
-            if ((call or {}).get("function") or {}).get("name") in wanted:
-                return i
-    return max(0, len(traj) - 1)
-
-
-def ground_truth_verdict(reward_info: Mapping[str, Any]) -> str | None:
-    """tau-bench's own reading of a failed run: `actions` (final database state differs from
-    the ground truth's), `outputs` (a required output never said), or None if not recorded."""
-    info = reward_info.get("info") if isinstance(reward_info.get("info"), Mapping) else {}
-    if info.get("r_actions") == 0:
-        return "actions"
-    if info.get("r_outputs") == 0:
-        return "outputs"
-    return None
 
 
 def _trace(trace_id: str, traj: Sequence[Any], start: datetime, attrs: dict[str, Any]) -> Trace:

@@ -11,9 +11,10 @@ from typing import Any
 
 import pandas as pd
 
-from contextos_lab.proposals.release import FLOORS, reviewer_problems
+from contextos_lab.proposals.reviews import review_problems, valid_reviews
 from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.schemas.insight import InsightCluster
+from contextos_lab.schemas.review import ReviewVerdict
 from contextos_lab.schemas.strategy import (
     ReplayStatus,
     ReplayVerdict,
@@ -49,6 +50,7 @@ class Context:
     feedback: list[FeedbackEntry]
     verdict: ReplayVerdict | None
     rule: StrategyRule | None
+    reviews: dict[str, ReviewVerdict]
 
 
 def latest_verdict(store: Any, proposal_id: str) -> ReplayVerdict | None:
@@ -90,6 +92,10 @@ def _proposal(c: Context) -> list[str]:
     return out + ([] if p.expected_impact else ["no expected impact"])
 
 
+#: Scorecard evaluators that are floors, not objectives: a negative replay delta blocks release.
+FLOORS: tuple[str, ...] = ("policy", "safety")
+
+
 def _replay(c: Context) -> list[str]:
     v = c.verdict
     if v is None:
@@ -103,7 +109,7 @@ def _replay(c: Context) -> list[str]:
 
 
 def _reviewers(c: Context) -> list[str]:
-    return reviewer_problems(c.proposal.reviewer_verdicts)
+    return review_problems(c.reviews, None)
 
 
 def _release(c: Context) -> list[str]:
@@ -148,6 +154,7 @@ def release_checklist(store: Any, proposal: StrategyProposal | str) -> pd.DataFr
         feedback=[f for f in feedback if f is not None],
         verdict=latest_verdict(store, pid),
         rule=rule_for(store, pid),
+        reviews=valid_reviews(store, pid),
     )
     rows = []
     for (check, required), fn in zip(ROWS, CHECKS, strict=True):

@@ -18,6 +18,8 @@ from contextos_lab.proposals.cli_common import next_step
 from contextos_lab.proposals.closure import close_failed_replay
 from contextos_lab.proposals.compilers import CompileError, cluster_records, compile_insight
 from contextos_lab.proposals.goldens import load_goldens
+from contextos_lab.proposals.layer_release import LayerRegistry
+from contextos_lab.proposals.layer_replay import LayerReplayError, run_layer_replay
 from contextos_lab.proposals.metrics import loop_metrics
 from contextos_lab.proposals.release import (
     record_replay,
@@ -105,14 +107,43 @@ def _propose(args: argparse.Namespace) -> int:
             f"{insight.insight_id}",
             file=sys.stderr,
         )
-        next_step(f"contextos-lab review {made.rule_id} --role compliance|reliability|security ...")
+        next_step(f"contextos-lab replay {made.rule_id}   (its layer goldens, then review x3)")
     else:
         print(f"proposed {made.proposal_id} ({made.proposal_class.value})", file=sys.stderr)
         next_step(f"contextos-lab replay {made.proposal_id}")
     return 0
 
 
+def _replay_layer_rule(args: argparse.Namespace, store: Any, rule: StrategyRule) -> int:
+    """A proposed adjustment-layer rule: the project's layer goldens on the live layer
+    version and on it plus the rule (`layer_replay`)."""
+    layers = LayerRegistry.beside(BundleRegistry(args.bundles).root)
+    goldens = load_goldens(args.goldens) if args.goldens else None
+    try:
+        verdict = run_layer_replay(rule, layers, goldens, store=store, supersedes=args.supersedes)
+    except (LayerReplayError, BaselineDrift) as exc:
+        return _err(str(exc))
+    _dump(verdict)
+    print(
+        f"{verdict.verdict_id}: {verdict.status.value} ({verdict.changed_to_expected} changed "
+        f"to expected, {verdict.changed_unexpected} unexpected of {verdict.goldens_total} "
+        f"{rule.adjustment.layer.value if rule.adjustment else ''} goldens)",
+        file=sys.stderr,
+    )
+    if verdict.status == "replay_clean":
+        next_step(f"contextos-lab review {rule.rule_id} --role compliance ... (x3)")
+    else:
+        next_step(f"read the details above; the rule cannot be released ({rule.rule_id})")
+    return 0 if verdict.status == "replay_clean" else 1
+
+
 def _replay(args: argparse.Namespace) -> int:
+    store = open_store(args.store)
+    if store is None:
+        return 2
+    rule = store.get(StrategyRule, args.proposal_id)
+    if rule is not None:
+        return _replay_layer_rule(args, store, rule)
     store, proposal = _load(args, StrategyProposal, args.proposal_id)
     if proposal.status == LifecycleStatus.proposed:
         proposal = send_to_replay(proposal, actor=args.actor, store=store)
@@ -146,6 +177,7 @@ def _lineage(args: argparse.Namespace) -> int:
     except (KeyError, ValueError) as exc:
         return _err(str(exc.args[0]))
     print(answer.render())
+    next_step(f"contextos-lab monitor {args.rule_id}   |   store lineage {args.rule_id}")
     return 0
 
 
@@ -158,6 +190,7 @@ def _metrics(args: argparse.Namespace) -> int:
         _dump(metrics)
     else:
         print(metrics.frame().to_string(index=False))
+    next_step("contextos-lab bundle --out DIR   (the change-control bundle for review)")
     return 0
 
 
@@ -183,12 +216,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "replay",
-        help="run the replay gate on a proposal (exit 1 unless clean)",
-        example="contextos-lab replay PROPOSAL_ID",
+        help="run the replay gate on a proposal or a layer rule (exit 1 unless clean)",
+        example="contextos-lab replay PROPOSAL_OR_RULE_ID",
     )
-    p.add_argument("proposal_id")
-    p.add_argument("--goldens", help="goldens JSONL (default: the bundled set for the target)")
+    p.add_argument("proposal_id", help="StrategyProposal id or proposed layer StrategyRule id")
+    p.add_argument(
+        "--goldens",
+        help="goldens JSONL (default: the project's set for the bundle, or LAYER_<layer>.jsonl)",
+    )
     p.add_argument("--actor", default="contextos-lab")
+    p.add_argument("--supersedes", help="layer rule: the active rule it is to replace")
     _common(p)
     p.set_defaults(func=_exits(_replay))
 

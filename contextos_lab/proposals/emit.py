@@ -19,6 +19,7 @@ import hashlib
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from contextos_lab.gate.family import OperatingPoint, evidence_key, promoted_family
 from contextos_lab.gate.run_gate import GateRun
 from contextos_lab.gate.verdict import GateDecision
+from contextos_lab.proposals.preference_evidence import proposal_preferences
 from contextos_lab.schemas.base import Envelope
 from contextos_lab.schemas.ids import new_id
+from contextos_lab.schemas.preference import PreferenceEntry
 from contextos_lab.schemas.research import ResearchTask
 from contextos_lab.schemas.tuning import (
     BaselineTuple,
@@ -160,9 +163,15 @@ def _change(cand: Any) -> CandidateChange:
 
 
 def tuning_proposal(
-    run: GateRun, family: list[OperatingPoint] | GateDecision, report: ReportRef
+    run: GateRun,
+    family: list[OperatingPoint] | GateDecision,
+    report: ReportRef,
+    preferences: Sequence[PreferenceEntry] = (),
 ) -> TuningProposal:
-    """The seed-001 TuningProposal for a sweep's promoted family (rank 1 is the change)."""
+    """The seed-001 TuningProposal for a sweep's promoted family (rank 1 is the change).
+
+    `preferences`: pairwise judgements (e.g. the store's PreferenceEntry rows); where the
+    change was judged, its win rate, interval and cited ids go into `gate.preferences`."""
     if isinstance(family, GateDecision):  # one decision: a family of one
         if family.verdict != "promote":
             raise ValueError(f"{family.candidate_id} is {family.verdict!r}; only promote emits")
@@ -172,6 +181,11 @@ def tuning_proposal(
     top = family[0]
     cand, decision = top.candidate, top.decision
     key = evidence_key(run, family)
+    judged = (
+        proposal_preferences(preferences, run.study, cand.trial_number, run.baseline_trial or 0)
+        if preferences
+        else []
+    )
     return TuningProposal(
         tuning_proposal_id=new_id("at", seed=key),
         target=TuningTarget.model_validate(run.target),
@@ -206,6 +220,7 @@ def tuning_proposal(
             "spec_hash": run.spec_hash,
             "evidence_key": key,
             "operating_points": len(family),
+            **({"preferences": judged} if judged else {}),
         },
         report=report,
         operating_points=tuple(
@@ -216,6 +231,7 @@ def tuning_proposal(
                 change=_change(p.candidate),
                 expected_delta=expected_delta(p.decision),
                 target_p_adjusted=p.decision.target_p_adjusted,
+                proposer=p.candidate.proposer,
             )
             for p in family
         ),
@@ -266,12 +282,17 @@ def research_task(run: GateRun, index: int, report: ReportRef) -> ResearchTask:
     )
 
 
-def emit(run: GateRun, report: str | Path, out_dir: str | Path) -> EmitResult:
+def emit(
+    run: GateRun,
+    report: str | Path,
+    out_dir: str | Path,
+    preferences: Sequence[PreferenceEntry] = (),
+) -> EmitResult:
     """Write the proposal files a gate run earns into `out_dir/proposals/`.
 
     `report` is the rendered HTML of the gate notebook for this run (its hash goes into every
     file). A file that already exists (same evidence) is left as it is; its path is listed in
-    `existing`.
+    `existing`. `preferences` become the TuningProposal's preference evidence.
     """
     target = Path(out_dir) / PROPOSALS_DIR
     ref = report_ref(report, target)
@@ -289,7 +310,7 @@ def emit(run: GateRun, report: str | Path, out_dir: str | Path) -> EmitResult:
     if family:
         earlier = already_proposed(target, evidence_key(run, family))
         if earlier is None:
-            proposal = tuning_proposal(run, family, ref)
+            proposal = tuning_proposal(run, family, ref, preferences)
             try:
                 written_t.append(str(write_envelope(proposal, target)))
             except ProposalExists:
@@ -310,8 +331,7 @@ def emit(run: GateRun, report: str | Path, out_dir: str | Path) -> EmitResult:
             existing.append(str(target / f"{task.artifact_id}.json"))
     if written_t:
         message = (
-            f"1 TuningProposal file with {len(family)} operating point(s) on the front "
-            f"in {target}"
+            f"1 TuningProposal file with {len(family)} operating point(s) on the front in {target}"
         )
     elif already:
         message = f"already proposed: {already} (same change, same evidence); nothing new"

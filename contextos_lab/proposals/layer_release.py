@@ -12,16 +12,22 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from contextos_lab.proposals.lint import active_rules, rule_conflicts
+from contextos_lab.proposals.reviews import Reviews, check_reviews, verdict_map
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
-from contextos_lab.schemas.strategy import EffectiveWindow, Lineage, StrategyRule
+from contextos_lab.schemas.strategy import (
+    EffectiveWindow,
+    Lineage,
+    ReplayStatus,
+    ReplayVerdict,
+    StrategyRule,
+)
 
 S = LifecycleStatus
 
@@ -94,6 +100,14 @@ class LayerRegistry:
         with (self._dir(state.layer) / "activations.jsonl").open("a", encoding="utf-8") as fh:
             fh.write(canonical_json(line) + "\n")
 
+    def activated_since(self, layer: str, since: datetime) -> list[str]:
+        """Refs activated on the layer after `since` (a replay on an older version is stale)."""
+        log = self._dir(layer) / "activations.jsonl"
+        if not log.is_file():
+            return []
+        lines = [json.loads(x) for x in log.read_text("utf-8").splitlines() if x.strip()]
+        return [x["ref"] for x in lines if datetime.fromisoformat(x["at"]) > since]
+
     def publish(self, state: LayerState, actor: str, reason: str) -> LayerState:
         self._write(state)
         self._activate(state, actor, reason)
@@ -116,17 +130,31 @@ def _entry(rule: StrategyRule) -> dict[str, Any]:
 def layer_refusals(
     rule: StrategyRule,
     approver_id: str | None,
-    review_problems: list[str],
+    review_reasons: list[str],
     active: list[StrategyRule],
+    verdict: ReplayVerdict | None = None,
 ) -> list[str]:
+    """Every reason not to release (seed 000's checks, for a layer rule)."""
+    from contextos_lab.proposals.checklist import FLOORS
+
     out = []
+    if verdict is None:
+        out.append(f"no replay verdict (run `contextos-lab replay {rule.rule_id}`)")
+    else:
+        if verdict.proposal_id != rule.rule_id:
+            out.append(f"verdict {verdict.verdict_id} is for {verdict.proposal_id}")
+        if verdict.status != ReplayStatus.replay_clean:
+            out.append(f"replay status {verdict.status.value}")
+        for floor in FLOORS:
+            if getattr(verdict.scorecards_delta, floor) < 0:
+                out.append(f"hard-gate regression: {floor} delta below zero")
     if rule.adjustment is None:
         out.append(f"{rule.rule_id} has no layer adjustment")
     if rule.status != S.proposed:
         out.append(f"rule is {rule.status.value}, not proposed")
     if not (approver_id and approver_id.strip()):
         out.append("no approver")
-    out.extend(review_problems)
+    out.extend(review_reasons)
     out.extend(f"lint: {c}" for c in rule_conflicts(rule, active))
     return out
 
@@ -134,26 +162,36 @@ def layer_refusals(
 def release_layer_rule(
     rule: StrategyRule,
     approver_id: str | None,
+    reviews: Reviews = None,
     *,
-    review_problems: list[str],
-    reviewer_verdicts: Mapping[str, str],
+    verdict: ReplayVerdict | None,
     feedback_ids: tuple[str, ...],
     store: Any,
     layers: LayerRegistry,
+    key: bytes | None = None,
     at: datetime | None = None,
     supersedes: str | None = None,
 ) -> tuple[StrategyRule, LayerState, LayerState]:
-    """(released rule, new live layer version, pinned baseline); refuses naming every reason."""
+    """(released rule, new live layer version, pinned baseline); refuses naming every reason.
+    `verdict`: the rule's clean golden replay (`layer_replay.run_layer_replay`), on the live
+    layer version; `reviews`: signed ReviewVerdict envelopes, checked like a proposal's."""
     from contextos_lab.proposals.release import ReleaseRefused, supersede
 
     when = at or datetime.now(UTC)
+    valid, review_reasons = check_reviews(reviews, rule.rule_id, approver_id, store=store, key=key)
     active = [r for r in active_rules(store) if r.rule_id != supersedes]
-    reasons = layer_refusals(rule, approver_id, review_problems, active)
+    reasons = layer_refusals(rule, approver_id, review_reasons, active, verdict)
+    if verdict is not None and rule.adjustment is not None:
+        moved = layers.activated_since(rule.adjustment.layer.value, verdict.computed_at)
+        if moved:
+            reasons.append(
+                f"the layer changed since the replay ({moved[-1]} is live): replay it again"
+            )
     if not reasons and not feedback_ids:
         reasons.append(f"no feedback lineage under {rule.trigger.get('from_insight')}")
     if reasons:
         raise ReleaseRefused(rule.rule_id, reasons)
-    assert rule.adjustment is not None and approver_id
+    assert rule.adjustment is not None and approver_id and verdict is not None
     layer = rule.adjustment.layer.value
     baseline = layers.active(layer)
     rules = {k: v for k, v in baseline.rules.items() if k != supersedes}
@@ -164,7 +202,7 @@ def release_layer_rule(
         (
             S.reviewed,
             "reviewers approve: "
-            + ", ".join(f"{k}={v}" for k, v in sorted(reviewer_verdicts.items())),
+            + ", ".join(f"{k}={v}" for k, v in sorted(verdict_map(valid).items())),
         ),
         (S.approved, None),
         (S.released, None),
@@ -177,10 +215,15 @@ def release_layer_rule(
             "released_by": approver_id,
             "pinned_baseline": baseline.ref,
             "effective_window": EffectiveWindow(**{"from": when}),
-            "lineage": Lineage(feedback_ids=feedback_ids, insight_id=rule.trigger["from_insight"]),
+            "lineage": Lineage(
+                feedback_ids=feedback_ids,
+                insight_id=rule.trigger["from_insight"],
+                replay_verdict_id=verdict.verdict_id,
+            ),
         }
     )
     versions[-1] = StrategyRule.model_validate(r.model_dump(by_alias=True))
+    store.append_many([v for v in valid.values() if store.find(v.review_id) is None])
     store.append_many(versions)
     layers.publish(new, approver_id, f"release {rule.rule_id}")
     old = store.get(StrategyRule, supersedes) if supersedes else None

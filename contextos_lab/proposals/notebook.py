@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,20 +17,39 @@ from contextos_lab.proposals.goldens import bundled_goldens, load_goldens
 from contextos_lab.proposals.policy_bundle import apply_patch
 from contextos_lab.proposals.release import (
     ReleaseRefused,
-    attach_reviews,
     record_replay,
     release_proposal,
     send_to_replay,
 )
 from contextos_lab.proposals.replay import replay_frame, resolve_baseline, run_replay_gate
+from contextos_lab.proposals.reviews import ReviewRefused, sign_reviews
 from contextos_lab.proposals.why import WhyAnswer, why_rule_exists
 from contextos_lab.schemas.insight import InsightCluster
 from contextos_lab.schemas.lifecycle import LifecycleStatus
+from contextos_lab.schemas.review import ReviewVerdict
 from contextos_lab.schemas.strategy import ReplayVerdict, StrategyProposal
+from contextos_lab.store.signing import load_signing_key, signature_valid
 
 #: The notebook's default sign-off (a parameter: a real review names real reviewers).
 APPROVER = "user_change_control_3"
-REVIEWS = {"compliance": "approve", "security": "approve", "reliability": "approve"}
+ROLES = ("compliance", "reliability", "security")
+
+
+def default_reviewers(authorised: Sequence[str] | None) -> dict[str, str]:
+    """role → reviewer: the store's authorised operators in turn (a parameter in notebook 04)."""
+    people = list(authorised or ["reviewer_1", "reviewer_2", "reviewer_3"])
+    return {role: people[i % len(people)] for i, role in enumerate(ROLES)}
+
+
+def notebook_signing_key(value: str | None = None) -> tuple[bytes, str]:
+    """(key, where it came from): the parameter, else the configured signing key, else a
+    throwaway key for this notebook's store (reviews and feedback verify only within it)."""
+    if value:
+        return value.encode("utf-8"), "the signing_key parameter"
+    configured = load_signing_key(required=False)
+    if configured is not None:
+        return configured, "the configured signing key"
+    return secrets.token_hex(32).encode("ascii"), "a throwaway key made for this run"
 
 
 def ingest_project_data(store: Any, project_dir: str | Path) -> str:
@@ -46,6 +67,26 @@ def ingest_project_data(store: Any, project_dir: str | Path) -> str:
             store_loaded(kind, load_records(kind, path, None), store)
     loaded = loaded_from_store(store)
     return store_report(analyse(loaded, text_backend=None), loaded, store)
+
+
+def review_frame(store: Any, subject_id: str) -> pd.DataFrame:
+    """The stored ReviewVerdicts on a proposal or rule, and whether each signature verifies."""
+    key = store.signing_key
+    rows = [
+        {
+            "role": r.role.value,
+            "verdict": r.verdict.value,
+            "reviewer": r.reviewer,
+            "signed_at": r.signed_at,
+            "review_id": r.review_id,
+            "valid": signature_valid(r, key),
+        }
+        for r in store.list(ReviewVerdict)
+        if r.subject_id == subject_id
+    ]
+    return pd.DataFrame(
+        rows, columns=["role", "verdict", "reviewer", "signed_at", "review_id", "valid"]
+    )
 
 
 @dataclass
@@ -68,10 +109,13 @@ def run_notebook_04(
     release: bool = True,
     actor: str = "notebook_04",
     approver: str = APPROVER,
-    reviews: dict[str, str] | None = None,
+    reviewers: Mapping[str, str] | None = None,
+    verdicts: Mapping[str, str] | None = None,
 ) -> ReplayView:
-    """Find the insight, reuse or compile its proposal, replay it, and (optionally) release it
-    with the example's approver and reviewer verdicts; a refusal is reported, not raised."""
+    """Find the insight, reuse or compile its proposal, replay it, and (optionally) release it:
+    each reviewer signs a ReviewVerdict with the store's key (`verdicts`: role → approve |
+    reject | request_changes, default approve) and the release checks those envelopes; a
+    refusal is reported, not raised."""
     if insight_id:
         insight = store.get(InsightCluster, insight_id)
     else:
@@ -98,12 +142,13 @@ def run_notebook_04(
     frame = replay_frame(goldens, baseline, apply_patch(baseline, proposal.patch))
     refused = None
     if release and rule_for(store, proposal.proposal_id) is None:
-        proposal = attach_reviews(proposal, reviews or REVIEWS, store=store)
+        who = reviewers or default_reviewers(sorted(store.authorised_overriders or ()))
         try:
+            reviews = sign_reviews(store, proposal.proposal_id, who, verdicts)
             proposal = release_proposal(
-                proposal, verdict, approver, store=store, bundles=bundles, actor=actor
+                proposal, verdict, approver, reviews, store=store, bundles=bundles, actor=actor
             ).proposal
-        except ReleaseRefused as exc:
+        except (ReleaseRefused, ReviewRefused) as exc:
             refused = str(exc)
     rule = rule_for(store, proposal.proposal_id)
     why = why_rule_exists(store, rule.rule_id) if rule is not None else None

@@ -1,8 +1,11 @@
 """Release (seed 000 Step 5) and rollback: the only way a proposal changes a live bundle.
 
-`release_proposal` refuses, naming every unmet precondition, unless: the verdict is the
-proposal's and `replay_clean` with no policy/safety delta below zero (hard-gate floors); an
-approver is given; compliance, security and reliability verdicts are attached and approving;
+`release_proposal` refuses, naming every unmet precondition, unless: seed 000's checklist
+rows before release hold (feedback signed with expected outcomes, insight with evidence and
+key, typed proposal with rollback target); the verdict is the proposal's and `replay_clean`
+with no policy/safety delta below zero (hard-gate floors); an approver is given; signed
+compliance, security and reliability `ReviewVerdict`s approve it (`reviews.check_reviews`: a
+plain string, an unsigned or a forged verdict is refused, and the approver is not a reviewer);
 the live bundle is still the one the replay pinned; and lint finds no conflict with active
 rules. It then walks the proposal through the lifecycle (each version appended), writes the
 patched bundle version, and records a released StrategyRule with approver, effective window,
@@ -19,15 +22,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from contextos_lab.proposals.bundle_registry import BundleRegistry
+from contextos_lab.proposals.checklist import FLOORS, release_checklist
 from contextos_lab.proposals.lint import active_rules, proposal_conflicts
 from contextos_lab.proposals.policy_bundle import PolicyBundle, apply_patch
+from contextos_lab.proposals.reviews import Reviews, check_reviews, verdict_map
+from contextos_lab.proposals.rule_lifecycle import retire, rollback, supersede
 from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.insight import Insight
 from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
+from contextos_lab.schemas.review import ReviewVerdict
 from contextos_lab.schemas.strategy import (
     EffectiveWindow,
     Lineage,
-    PatchOp,
     PatchTarget,
     ReplayStatus,
     ReplayVerdict,
@@ -37,9 +43,8 @@ from contextos_lab.schemas.strategy import (
 from contextos_lab.store.lineage import lineage
 
 S = LifecycleStatus
-REQUIRED_REVIEWERS: tuple[str, ...] = ("compliance", "security", "reliability")
-APPROVING: frozenset[str] = frozenset({"approve", "approved", "pass", "accept"})
-FLOORS: tuple[str, ...] = ("policy", "safety")
+#: Checklist rows that must be `checked` before release (the last row is the release itself).
+PRE_RELEASE_ROWS = ("Feedback", "Insight", "Proposal")
 
 
 class ReleaseRefused(RuntimeError):
@@ -92,10 +97,11 @@ def record_replay(
 
 
 def attach_reviews(
-    proposal: StrategyProposal, verdicts: Mapping[str, str], *, store: Any = None
+    proposal: StrategyProposal, reviews: Mapping[str, ReviewVerdict], *, store: Any = None
 ) -> StrategyProposal:
-    """A new version carrying the reviewer verdicts (the reviewer-agent envelopes' outcome)."""
-    merged = {**proposal.reviewer_verdicts, **{k: str(v) for k, v in verdicts.items()}}
+    """A new version whose `reviewer_verdicts` summarise the verified review envelopes
+    (role → "approve by ana (rvw_…)"); the envelopes themselves are what release checks."""
+    merged = {**proposal.reviewer_verdicts, **verdict_map(reviews)}
     if merged == proposal.reviewer_verdicts:
         return proposal
     nxt = proposal.model_copy(update={"reviewer_verdicts": merged})
@@ -103,22 +109,18 @@ def attach_reviews(
     return nxt
 
 
-def reviewer_problems(verdicts: Mapping[str, str]) -> list[str]:
-    out = []
-    for name in REQUIRED_REVIEWERS:
-        got = verdicts.get(name)
-        if got is None:
-            out.append(f"no {name} reviewer verdict attached")
-        elif (got.strip().lower().split() or [""])[0] not in APPROVING:
-            out.append(f"{name} reviewer verdict is {got!r}, not an approval")
-    return out
+def checklist_refusals(store: Any, proposal: StrategyProposal) -> list[str]:
+    """Seed 000's checklist rows before replay (feedback, insight, proposal) that are missing."""
+    sheet = release_checklist(store, proposal)
+    gaps = sheet[sheet["check"].isin(PRE_RELEASE_ROWS) & (sheet["status"] == "missing")]
+    return [f"checklist {r.check}: {r.reason}" for r in gaps.itertuples()]
 
 
 def release_refusals(
     proposal: StrategyProposal,
     verdict: ReplayVerdict | None,
     approver_id: str | None,
-    reviewer_verdicts: Mapping[str, str],
+    review_reasons: list[str],
     live: PolicyBundle | None,
     active: list[StrategyRule],
 ) -> list[str]:
@@ -136,7 +138,7 @@ def release_refusals(
                 out.append(f"hard-gate regression: {floor} delta below zero")
     if not (approver_id and approver_id.strip()):
         out.append("no approver")
-    out.extend(reviewer_problems(reviewer_verdicts))
+    out.extend(review_reasons)
     if proposal.status not in (S.ready_for_review, S.reviewed, S.approved):
         out.append(f"proposal is {proposal.status.value}, not through replay and review")
     if proposal.patch.target != PatchTarget.policy_bundle:
@@ -161,21 +163,26 @@ def release_proposal(
     proposal: StrategyProposal,
     verdict: ReplayVerdict | None,
     approver_id: str | None,
-    reviewer_verdicts: Mapping[str, str] | None = None,
+    reviews: Reviews = None,
     *,
     store: Any,
     bundles: BundleRegistry,
+    key: bytes | None = None,
     actor: str | None = None,
     at: datetime | None = None,
     supersedes: str | None = None,
 ) -> Release:
-    """`supersedes`: an active rule this release replaces on purpose (exempt from lint, then
-    marked superseded)."""
+    """`reviews`: the signed ReviewVerdict envelopes (role → verdict, or an iterable), checked
+    with `key` (default: the store's signing key). `supersedes`: an active rule this release
+    replaces on purpose (exempt from lint, then marked superseded)."""
     when = _now(at)
-    verdicts = {**proposal.reviewer_verdicts, **(reviewer_verdicts or {})}
+    valid, review_reasons = check_reviews(
+        reviews, proposal.proposal_id, approver_id, store=store, key=key
+    )
     live = bundles.active(proposal.patch.target_id)
     active = [r for r in active_rules(store) if r.rule_id != supersedes]
-    reasons = release_refusals(proposal, verdict, approver_id, verdicts, live, active)
+    reasons = checklist_refusals(store, proposal)
+    reasons += release_refusals(proposal, verdict, approver_id, review_reasons, live, active)
     feedback_ids = lineage_feedback_ids(store, proposal.insight_id) if not reasons else ()
     if not reasons and not feedback_ids:
         reasons.append(f"no feedback lineage under {proposal.insight_id} in the store")
@@ -183,7 +190,8 @@ def release_proposal(
         raise ReleaseRefused(proposal.proposal_id, reasons)
     assert verdict is not None and approver_id
     actor = actor or approver_id
-    p = attach_reviews(proposal, verdicts, store=store)
+    store.append_many([r for r in valid.values() if store.find(r.review_id) is None])
+    p = attach_reviews(proposal, valid, store=store)
     versions = []
     if p.status == S.ready_for_review:
         p = advance(p, S.reviewed, actor=actor, at=when, rationale="reviewers approve")
@@ -233,90 +241,14 @@ def _rule_id(proposal: StrategyProposal, when: datetime) -> str:
     return new_id("str", at=when, seed=f"release:{proposal.proposal_id}")
 
 
-def _close_rule(
-    rule: StrategyRule,
-    status: LifecycleStatus,
-    *,
-    store: Any,
-    actor: str,
-    reason: str,
-    at: datetime,
-) -> StrategyRule:
-    window = rule.effective_window
-    closed = advance(rule, status, actor=actor, rationale=reason, at=at)
-    if window is not None:
-        closed = closed.model_copy(
-            update={"effective_window": EffectiveWindow(**{"from": window.from_, "to": at})}
-        )
-    store.append(closed)
-    return closed
-
-
-def rollback(
-    rule: StrategyRule,
-    *,
-    store: Any,
-    bundles: BundleRegistry,
-    actor: str,
-    reason: str,
-    at: datetime | None = None,
-) -> tuple[StrategyRule, PolicyBundle]:
-    """Kill switch: the pinned baseline (bundle or layer version) becomes live again
-    (hash-equal), the rule is retired."""
-    if rule.pinned_baseline is None or not rule.active:
-        raise ValueError(
-            f"{rule.rule_id} is {rule.status.value} with no pinned baseline to restore"
-        )
-    when = _now(at)
-    if rule.patch is None:  # an adjustment-layer rule
-        from contextos_lab.proposals.layer_release import LayerRegistry, rollback_layer
-
-        layers = LayerRegistry.beside(bundles.root)
-        restored = rollback_layer(rule, layers, actor=actor, reason=reason)
-        closed = _close_rule(
-            rule, S.retired, store=store, actor=actor, reason=f"rollback: {reason}", at=when
-        )
-        return closed, restored  # type: ignore[return-value]
-    baseline = bundles.resolve(rule.pinned_baseline)
-    bundles.activate(baseline, actor=actor, reason=f"rollback {rule.rule_id}", rule_id=rule.rule_id)
-    closed = _close_rule(
-        rule, S.retired, store=store, actor=actor, reason=f"rollback: {reason}", at=when
-    )
-    return closed, bundles.active(baseline.bundle_id)
-
-
-def retire(
-    rule: StrategyRule,
-    *,
-    store: Any,
-    bundles: BundleRegistry,
-    actor: str,
-    reason: str,
-    at: datetime | None = None,
-) -> StrategyRule:
-    """Withdraw a rule going forward: a deprecate patch (new bundle version), rule retired."""
-    when = _now(at)
-    if rule.patch is not None and rule.patch.target == PatchTarget.policy_bundle:
-        live = bundles.active(rule.patch.target_id)
-        deprecate = rule.patch.model_copy(
-            update={"op": PatchOp.deprecate, "body": {"rule_id": rule.patch.body["rule_id"]}}
-        )
-        new = apply_patch(live, deprecate)
-        new = new.model_copy(update={"version": bundles.next_version(live.bundle_id)})
-        bundles.activate(new, actor=actor, reason=f"retire {rule.rule_id}", rule_id=rule.rule_id)
-    elif rule.adjustment is not None:
-        from contextos_lab.proposals.layer_release import LayerRegistry, retire_layer
-
-        retire_layer(rule, LayerRegistry.beside(bundles.root), actor=actor, reason=reason)
-    return _close_rule(
-        rule, S.retired, store=store, actor=actor, reason=f"retire: {reason}", at=when
-    )
-
-
-def supersede(
-    rule: StrategyRule, by: str, *, store: Any, actor: str, at: datetime | None = None
-) -> StrategyRule:
-    """Mark a rule replaced by a newer one (the bundle already carries the newer patch)."""
-    return _close_rule(
-        rule, S.superseded, store=store, actor=actor, reason=f"superseded by {by}", at=_now(at)
-    )
+__all__ = [
+    "Release",
+    "ReleaseRefused",
+    "attach_reviews",
+    "record_replay",
+    "release_proposal",
+    "retire",
+    "rollback",
+    "send_to_replay",
+    "supersede",
+]

@@ -1,10 +1,11 @@
 """`contextos-lab review | release | rollback`: signed reviews, then the release gate.
 
 `release ID` takes a StrategyProposal (policy bundle / rubric patch) or a proposed
-adjustment-layer StrategyRule. Both refuse without signed, approving compliance, reliability
-and security reviews and an approver, and lint the change against active rules; a proposal
-also needs seed 000's checklist (feedback, insight, proposal, replay, reviewers). Release pins
-the live baseline and opens the monitor window.
+adjustment-layer StrategyRule and hands the stored ReviewVerdicts on it to the library's
+release function, which verifies their signatures and refuses without approving compliance,
+reliability and security reviews, an approver, a clean replay and seed 000's checklist, and
+lints the change against active rules. Release pins the live baseline and opens the monitor
+window.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ import sys
 from contextos_lab.cli_conventions import add_command, iso_datetime
 from contextos_lab.errors import UserError
 from contextos_lab.proposals.bundle_registry import BundleRegistry
-from contextos_lab.proposals.checklist import latest_verdict, release_checklist
+from contextos_lab.proposals.checklist import latest_verdict
 from contextos_lab.proposals.cli_common import add_store_options, need, next_step, store_of
 from contextos_lab.proposals.layer_release import LayerRegistry, release_layer_rule
 from contextos_lab.proposals.release import (
     ReleaseRefused,
-    attach_reviews,
     lineage_feedback_ids,
     release_proposal,
     rollback,
@@ -30,17 +30,13 @@ from contextos_lab.proposals.release import (
 from contextos_lab.proposals.reviews import (
     ReviewRefused,
     record_review,
-    review_problems,
+    stored_reviews,
     valid_reviews,
-    verdict_map,
 )
 from contextos_lab.proposals.windows import WINDOW_DAYS, open_window
 from contextos_lab.schemas.review import ReviewOutcome, ReviewRole
 from contextos_lab.schemas.strategy import ReplayVerdict, StrategyProposal, StrategyRule
 from contextos_lab.store.signing import SigningKeyMissing
-
-#: Checklist rows that must be `checked` before release (the last row is the release itself).
-PRE_RELEASE_ROWS = ("Feedback", "Insight", "Proposal", "Replay", "Reviewers")
 
 
 def _review(args: argparse.Namespace) -> int:
@@ -63,8 +59,7 @@ def _review(args: argparse.Namespace) -> int:
 def _release(args: argparse.Namespace) -> int:
     store = store_of(args)
     bundles = BundleRegistry(args.bundles)
-    reviews = valid_reviews(store, args.subject_id)
-    problems = review_problems(reviews, args.approver)
+    reviews = stored_reviews(store, args.subject_id)  # verified (and refused) by the release
     rule = store.get(StrategyRule, args.subject_id)
     try:
         if rule is not None:
@@ -73,8 +68,10 @@ def _release(args: argparse.Namespace) -> int:
             done, live, _ = release_layer_rule(
                 rule,
                 args.approver,
-                review_problems=problems,
-                reviewer_verdicts=verdict_map(reviews),
+                reviews,
+                verdict=need(store, ReplayVerdict, args.verdict)
+                if args.verdict
+                else latest_verdict(store, rule.rule_id),
                 feedback_ids=feedback,
                 store=store,
                 layers=LayerRegistry.beside(bundles.root),
@@ -84,16 +81,6 @@ def _release(args: argparse.Namespace) -> int:
             live_ref = live.ref
         else:
             proposal = need(store, StrategyProposal, args.subject_id)
-            if problems:
-                raise ReleaseRefused(proposal.proposal_id, problems)
-            proposal = attach_reviews(proposal, verdict_map(reviews), store=store)
-            sheet = release_checklist(store, proposal.proposal_id)
-            gaps = sheet[sheet["check"].isin(PRE_RELEASE_ROWS) & (sheet["status"] == "missing")]
-            if len(gaps):
-                raise ReleaseRefused(
-                    proposal.proposal_id,
-                    [f"checklist {r.check}: {r.reason}" for r in gaps.itertuples()],
-                )
             verdict = (
                 need(store, ReplayVerdict, args.verdict)
                 if args.verdict
@@ -103,7 +90,7 @@ def _release(args: argparse.Namespace) -> int:
                 proposal,
                 verdict,
                 args.approver,
-                verdict_map(reviews),
+                reviews,
                 store=store,
                 bundles=bundles,
                 at=args.at,

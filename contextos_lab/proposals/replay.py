@@ -179,6 +179,41 @@ def _verdict_time(proposal: StrategyProposal, at: datetime | None) -> datetime:
     return proposal.history[-1].at if proposal.history else datetime.now(UTC)
 
 
+def build_verdict(
+    subject_id: str,
+    details: Sequence[ReplayDetail],
+    delta: dict[str, float],
+    *,
+    seed: str,
+    at: datetime,
+) -> ReplayVerdict:
+    """Seed 000's ReplayVerdict from classified goldens: regression if any changed
+    unexpectedly, partial if none changed to expected, else clean. The id derives from `seed`."""
+    C = ReplayClassification
+    n_exp = sum(d.classification == C.changed_to_expected for d in details)
+    n_unexp = sum(d.classification == C.changed_unexpected for d in details)
+    status = (
+        ReplayStatus.replay_regression
+        if n_unexp
+        else ReplayStatus.replay_partial
+        if n_exp == 0
+        else ReplayStatus.replay_clean
+    )
+    return ReplayVerdict(
+        verdict_id=new_id("rv", at=at, seed=seed),
+        proposal_id=subject_id,
+        goldens_total=len(details),
+        goldens_changed=n_exp + n_unexp,
+        unchanged_baseline=len(details) - n_exp - n_unexp,
+        changed_to_expected=n_exp,
+        changed_unexpected=n_unexp,
+        scorecards_delta=ScorecardsDelta(**delta),
+        status=status,
+        details=tuple(details),
+        computed_at=at,
+    )
+
+
 def run_replay_gate(
     proposal: StrategyProposal,
     goldens: Sequence[GoldenCase] | None = None,
@@ -200,16 +235,6 @@ def run_replay_gate(
         ReplayDetail(trace_id=r["trace_id"], classification=r["classification"], note=r["note"])
         for r in rows
     )
-    C = ReplayClassification
-    n_exp = sum(d.classification == C.changed_to_expected for d in details)
-    n_unexp = sum(d.classification == C.changed_unexpected for d in details)
-    status = (
-        ReplayStatus.replay_regression
-        if n_unexp
-        else ReplayStatus.replay_partial
-        if n_exp == 0
-        else ReplayStatus.replay_clean
-    )
     n = max(1, len(rows))
     delta = {k: sum(r[f"delta_{k}"] for r in rows) / n for k in EVALUATORS}
     when = _verdict_time(proposal, at)
@@ -223,19 +248,7 @@ def run_replay_gate(
             "at": when.isoformat(),
         }
     )
-    verdict = ReplayVerdict(
-        verdict_id=new_id("rv", at=when, seed=seed),
-        proposal_id=proposal.proposal_id,
-        goldens_total=len(details),
-        goldens_changed=n_exp + n_unexp,
-        unchanged_baseline=len(details) - n_exp - n_unexp,
-        changed_to_expected=n_exp,
-        changed_unexpected=n_unexp,
-        scorecards_delta=ScorecardsDelta(**delta),
-        status=status,
-        details=details,
-        computed_at=when,
-    )
+    verdict = build_verdict(proposal.proposal_id, details, delta, seed=seed, at=when)
     if store is not None:
         store.append(verdict)  # type: ignore[attr-defined]
     return verdict

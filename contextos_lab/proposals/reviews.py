@@ -1,19 +1,27 @@
-"""Signed reviewer verdicts: record one, and read the valid ones for a proposal or rule.
+"""Signed reviewer verdicts: record one, read the valid ones, and check a set before release.
 
-A verdict counts only if its HMAC verifies under the store's signing key and, when the store
-has an authorised-overriders list, its reviewer is on it; the latest verdict per role wins.
+A verdict counts only if it is a `ReviewVerdict` envelope on the subject whose HMAC verifies
+under the store's signing key and, when the store has an authorised-overriders list, whose
+reviewer is on it; the latest verdict per role wins. `check_reviews` is the one check both
+release paths (policy proposals, adjustment-layer rules) run: a plain string, an unsigned or a
+forged verdict is named and refused, as is a missing compliance / reliability / security role.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.review import ReviewOutcome, ReviewRole, ReviewVerdict
-from contextos_lab.store.signing import load_signing_key, sign_entry, signature_valid
+from contextos_lab.store.signing import (
+    SigningKeyMissing,
+    load_signing_key,
+    sign_entry,
+    signature_valid,
+)
 
 
 class ReviewRefused(ValueError):
@@ -49,21 +57,120 @@ def record_review(
         rationale=rationale,
         signed_at=when,
     )
-    review = sign_entry(review, key or load_signing_key())
+    review = sign_entry(review, key or _store_key(store))
     store.append(review)
     return review
+
+
+def sign_reviews(
+    store: Any,
+    subject_id: str,
+    reviewers: Mapping[str, str],
+    verdicts: Mapping[str, str] | None = None,
+    *,
+    at: datetime | None = None,
+    key: bytes | None = None,
+) -> dict[str, ReviewVerdict]:
+    """One signed verdict per role (`reviewers`: role → reviewer id; default verdict approve),
+    recorded like `contextos-lab review` does: for notebooks, examples and tests."""
+    out = {}
+    for role, who in reviewers.items():
+        verdict = (verdicts or {}).get(role, "approve")
+        why = f"{role}: read the patch, the replay verdict and the lineage"
+        out[role] = record_review(store, subject_id, role, verdict, who, why, at=at, key=key)
+    return out
+
+
+def _store_key(store: Any, required: bool = True) -> bytes | None:
+    """The store's HMAC key (the one feedback is signed with), else the configured key."""
+    key = getattr(store, "signing_key", None)
+    if isinstance(key, bytes):
+        return key
+    return load_signing_key(required=required)
+
+
+def stored_reviews(store: Any, subject_id: str) -> dict[str, ReviewVerdict]:
+    """role → the latest stored verdict on the subject, valid or not (release checks them)."""
+    out: dict[str, ReviewVerdict] = {}
+    for r in sorted(store.list(ReviewVerdict), key=lambda r: r.signed_at):
+        if r.subject_id == subject_id:
+            out[r.role.value] = r
+    return out
 
 
 def valid_reviews(
     store: Any, subject_id: str, key: bytes | None = None
 ) -> dict[str, ReviewVerdict]:
     """role → the latest verdict on the subject whose signature verifies."""
-    key = key or load_signing_key(required=False)
+    key = key or _store_key(store, required=False)
     out: dict[str, ReviewVerdict] = {}
     for r in sorted(store.list(ReviewVerdict), key=lambda r: r.signed_at):
         if r.subject_id == subject_id and key is not None and signature_valid(r, key):
             out[r.role.value] = r
     return out
+
+
+Reviews = Mapping[str, object] | Iterable[object] | None
+
+
+def _items(reviews: Reviews) -> list[tuple[str | None, object]]:
+    if reviews is None:
+        return []
+    if isinstance(reviews, Mapping):
+        return [(str(k), v) for k, v in reviews.items()]
+    return [(None, v) for v in reviews]
+
+
+def verify_reviews(
+    reviews: Reviews,
+    subject_id: str,
+    *,
+    key: bytes,
+    authorised: frozenset[str] | None = None,
+) -> tuple[dict[str, ReviewVerdict], list[str]]:
+    """(role → verified verdict, every verdict refused and why). Accepts role → verdict or
+    an iterable of verdicts; anything but a signed ReviewVerdict on `subject_id` is refused."""
+    valid: dict[str, ReviewVerdict] = {}
+    problems: list[str] = []
+    for role, r in _items(reviews):
+        label = role or "a"
+        if not isinstance(r, ReviewVerdict):
+            problems.append(
+                f"{label} verdict {r!r} is a plain {type(r).__name__}, not a signed "
+                "ReviewVerdict (record it with `contextos-lab review` / record_review)"
+            )
+            continue
+        who = f"{r.role.value} review {r.review_id} by {r.reviewer}"
+        if role is not None and role != r.role.value:
+            problems.append(f"{who} is filed under {role!r}")
+        elif r.subject_id != subject_id:
+            problems.append(f"{who} is on {r.subject_id}, not {subject_id}")
+        elif r.signature is None:
+            problems.append(f"{who} is unsigned")
+        elif not signature_valid(r, key):
+            problems.append(f"{who} is forged: its signature does not verify with the store key")
+        elif authorised is not None and r.reviewer not in authorised:
+            problems.append(f"{who}: {r.reviewer} is not an authorised reviewer")
+        elif r.role.value not in valid or valid[r.role.value].signed_at <= r.signed_at:
+            valid[r.role.value] = r
+    return valid, problems
+
+
+def check_reviews(
+    reviews: Reviews, subject_id: str, approver: str | None, *, store: Any, key: bytes | None = None
+) -> tuple[dict[str, ReviewVerdict], list[str]]:
+    """The release gate's review check: verified verdicts, and every reason to refuse
+    (refused verdicts, then seed 000's checklist: each role attached and approving, by
+    someone other than the approver)."""
+    try:
+        k = key or _store_key(store)
+    except SigningKeyMissing as exc:
+        return {}, [f"reviews cannot be verified: {exc}"]
+    assert k is not None
+    valid, problems = verify_reviews(
+        reviews, subject_id, key=k, authorised=getattr(store, "authorised_overriders", None)
+    )
+    return valid, problems + review_problems(valid, approver)
 
 
 def verdict_map(reviews: Mapping[str, ReviewVerdict]) -> dict[str, str]:

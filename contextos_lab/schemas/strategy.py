@@ -122,7 +122,8 @@ class ReplayVerdict(Envelope):
     store_kind: ClassVar[str] = "replay_verdict"
 
     verdict_id: ReplayVerdictId
-    proposal_id: StrategyProposalId
+    #: the StrategyProposal replayed, or the proposed adjustment-layer StrategyRule
+    proposal_id: StrategyProposalId | StrategyRuleId
     goldens_total: int = Field(ge=0)
     goldens_changed: int = Field(ge=0)
     unchanged_baseline: int = Field(ge=0)

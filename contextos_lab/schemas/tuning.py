@@ -71,6 +71,8 @@ class FrontierPoint(BaseModel):
     change: CandidateChange
     expected_delta: dict[str, Any]
     target_p_adjusted: float
+    #: Provenance of an outside proposal (`contextos-lab enqueue`); None for sampler trials.
+    proposer: dict[str, Any] | None = None
 
 
 class TuningProposal(Envelope):

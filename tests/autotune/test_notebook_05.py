@@ -1,4 +1,5 @@
-"""Notebook 05 (a round with an outside proposer) runs under papermill on the gate toy."""
+"""Notebook 05 (a round with an outside proposer, then pairwise preferences) runs under
+papermill on the gate toy."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from contextos_lab.schemas.preference import PreferenceEntry
+from contextos_lab.store import ExperienceStore
 from tests.gate.gate_toy import write_project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,3 +41,25 @@ def test_notebook_05_gates_sampler_and_outside_candidates_side_by_side(tmp_path:
     assert "reference-proposer" in text  # the outside proposal was made and shown
     if any(by.values()):  # feasible outside proposals are gated beside the sampler's
         assert "reference-proposer" in by.values()
+    # section 4: the judge's file was ingested (signed) and ranked, and the ranking plotted
+    stored = ExperienceStore(f"sqlite:///{out.resolve()}/store.db").list(PreferenceEntry)
+    assert len(stored) > 0 and all(e.signature for e in stored)
+    cells = json.loads(out_nb.read_text())["cells"]
+    ranked = _cell(cells, "rates = win_rates(")
+    html = "".join("".join(o.get("data", {}).get("text/html", [])) for o in ranked["outputs"])
+    assert "win_rate" in html and "ci_low" in html and f"{len(stored)} new" in _text(ranked)
+    plotted = _cell(cells, "Bradley-Terry win rate vs")
+    assert any("image/png" in o.get("data", {}) for o in plotted["outputs"])
+    # section 5: the evidence block each gated candidate would carry in its proposal
+    evidence = _cell(cells, "proposal_preferences(preferences")
+    shown = "".join("".join(o.get("data", {}).get("text/plain", [])) for o in evidence["outputs"])
+    assert "win_rate" in shown and "cited" in shown
+
+
+def _cell(cells: list[dict], needle: str) -> dict:
+    return next(c for c in cells if c["cell_type"] == "code" and needle in "".join(c["source"]))
+
+
+def _text(cell: dict) -> str:
+    streams = [o for o in cell["outputs"] if o["output_type"] == "stream"]
+    return "".join("".join(o.get("text", [])) for o in streams)

@@ -13,8 +13,12 @@ import pytest
 from contextos_lab.autotune.spec import load_spec
 from contextos_lab.autotune.study import open_storage
 from contextos_lab.cli import main
-from contextos_lab.gate.run_gate import run_gate
+from contextos_lab.gate.run_gate import load_gate_run, run_gate
 from contextos_lab.proposals.emit import emit
+from contextos_lab.proposals.emitted_store import store_emitted
+from contextos_lab.schemas.preference import PreferenceEntry
+from contextos_lab.schemas.tuning import TuningProposal
+from contextos_lab.store import ExperienceStore
 from tests.gate.conftest import study_for
 from tests.gate.gate_toy import write_project
 
@@ -78,9 +82,12 @@ def test_enqueue_refuses_unknown_knobs_and_off_grid_values(
     assert "not in the run layout" in capsys.readouterr().err
 
 
+@pytest.mark.notebook
 def test_an_outside_change_is_evaluated_gated_and_emitted_with_its_provenance(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """enqueue -> evaluate -> judge pairwise -> ingest -> `gate --store`: the TuningProposal
+    names its proposer and carries its preference evidence, in the file and in the store."""
     spec = write_project(tmp_path / "p", tunable_surfaces=["top_k"], n_trials=2)
     out = tmp_path / "out"
     study_for(spec, out)
@@ -96,20 +103,38 @@ def test_an_outside_change_is_evaluated_gated_and_emitted_with_its_provenance(
     laid = json.loads((out / "runs" / "gate_toy_run" / f"trial_{trial.number}" / "config.json")
                       .read_text())  # fmt: skip
     assert laid["proposer"]["rationale"] == "cheaper retrieval"
-    result = run_gate(spec, storage=f"sqlite:///{out}/study.db", out_dir=out,
-                      ledger_file=tmp_path / "l.jsonl", n_boot=300)  # fmt: skip
-    cand = next(c for c in result.run.candidates if c.trial_number == trial.number)
+    prefs, url = tmp_path / "prefs.jsonl", f"sqlite:///{tmp_path}/store.db"
+    judge = [sys.executable, str(REPO / "examples" / "reference_proposer" / "judge.py"),
+             str(out / "runs" / "gate_toy_run"), "--out", str(prefs)]  # fmt: skip
+    assert subprocess.run(judge, check=False).returncode == 0
+    assert main(["ingest", "preferences", str(prefs), "--store", url]) == 0
+    gate = ["gate", "--spec", str(spec), "--out", str(out), "--ledger", str(tmp_path / "l.jsonl"),
+            "--store", url]  # fmt: skip
+    assert main(gate) == 0, capsys.readouterr()
+    run = load_gate_run(out / "gate.json")
+    cand = next(c for c in run.candidates if c.trial_number == trial.number)
     assert cand.proposer is not None and cand.proposer["cites"] == ["trial_0/s0001"]
-    report = tmp_path / "r.html"
-    report.write_text("<html>gate</html>")
-    emitted = emit(result.run, report, out)
-    decision = next(d for d in result.run.decisions if d.candidate_id == cand.candidate_id)
-    if decision.verdict == "promote":
-        files = [json.loads(Path(p).read_text()) for p in emitted.tuning_proposals]
-        mine = [f for f in files if f["gate"]["candidate_id"] == cand.candidate_id]
-        assert mine and mine[0]["gate"]["proposer"]["by"] == "alice"
-    else:  # never emitted without the gate's promotion
-        assert all(cand.candidate_id not in str(p) for p in emitted.tuning_proposals)
+    decision = next(d for d in run.decisions if d.candidate_id == cand.candidate_id)
+    assert decision.verdict == "promote"  # top_k=1 is cheaper on held-out too (the toy's design)
+    files = [json.loads(p.read_text()) for p in (out / "proposals").glob("at_*.json")]
+    assert len(files) == 1 and files[0]["gate"]["candidate_id"] == cand.candidate_id
+    store = ExperienceStore(url)
+    stored = store.get(TuningProposal, files[0]["tuning_proposal_id"])
+    assert stored is not None
+    judged = {e.preference_id: e for e in store.list(PreferenceEntry)}
+    for gate_block in (files[0]["gate"], stored.gate):
+        assert gate_block["proposer"]["by"] == "alice"
+        assert gate_block["proposer"]["rationale"] == "cheaper retrieval"
+        (evidence,) = gate_block["preferences"]
+        subject = f"gate_toy_run/trial_{trial.number}"
+        assert evidence["subject"] == subject and evidence["criterion"] == "correctness"
+        cited = [judged[i] for i in evidence["preference_ids"]]  # every id is a stored entry
+        assert cited and all(subject in (e.a_subject, e.b_subject) for e in cited)
+        assert len(cited) == evidence["comparisons"] == sum(
+            subject in (e.a_subject, e.b_subject) for e in judged.values()
+        )
+        assert evidence["ci_low"] <= evidence["win_rate"] <= evidence["ci_high"]
+        assert evidence["baseline"]["subject"] == "gate_toy_run/trial_0"
 
 
 def test_reference_proposer_reads_the_layout_and_enqueues_one_cited_change(
@@ -142,3 +167,27 @@ def test_reference_proposer_reads_the_layout_and_enqueues_one_cited_change(
         assert gated[outside[0].number].proposer["by"] == "reference-proposer"
     else:
         assert outside[0].number not in gated
+    # emitted only if the gate promotes it, then with its provenance in the file and the store
+    report = tmp_path / "r.html"
+    report.write_text("<html>gate</html>")
+    emitted = emit(result.run, report, out)
+    store = ExperienceStore(f"sqlite:///{tmp_path}/store.db")
+    stored, refused = store_emitted(emitted, store)
+    assert not refused and len(stored) == len(emitted.tuning_proposals) + len(
+        emitted.research_tasks
+    )
+    promoted = {d.candidate_id for d in result.run.promoted}
+    mine = f"trial_{outside[0].number}"
+    for path in emitted.tuning_proposals:
+        data = json.loads(Path(path).read_text())
+        kept = store.get(TuningProposal, data["tuning_proposal_id"])
+        for points in (data["operating_points"], [p.model_dump() for p in kept.operating_points]):
+            named = {p["candidate_id"]: p["proposer"] for p in points}
+            assert (mine in named) == (mine in promoted)  # never emitted without the gate
+            if mine in named:
+                assert named[mine]["by"] == "reference-proposer"
+                assert named[mine]["rationale"] == prov["rationale"]
+                assert named[mine]["cites"] == prov["cites"]
+        top = data["gate"]["candidate_id"]
+        assert data["gate"]["proposer"] == kept.gate["proposer"]
+        assert (data["gate"]["proposer"]["by"] == "reference-proposer") == (top == mine)

@@ -3,7 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from contextos_lab.insights.run_insights import failure_table, runs_frame
-from contextos_lab.loaders.tau_bench import Action, derive_reason, load_tau_bench
+from contextos_lab.loaders.tau_bench import load_tau_bench
+from contextos_lab.loaders.tau_bench_diagnosis import Action, derive_reason
 from contextos_lab.schemas import TerminalStatus
 
 FIXTURE = Path(__file__).parents[1] / "insights" / "fixtures" / "tau_bench_airline_small.json"

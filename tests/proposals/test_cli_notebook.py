@@ -63,6 +63,20 @@ def test_cli_propose_replay_release_lineage_metrics_rollback(
     assert main(["propose", "--insight", "ins_missing1", *common, *b]) == 1
 
 
+def _signed_release_shown(path: Path) -> None:
+    """The review cell: released (no refusal), three signed verdicts that verify."""
+    nb = json.loads(path.read_text())
+    cell = next(c for c in nb["cells"] if "review_frame(" in "".join(c["source"]))
+    shown = "".join(
+        "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+        for o in cell["outputs"]
+    )
+    assert shown.startswith("released\n"), shown
+    assert shown.count("rvw_") == 3 and shown.count("True") == 3 and "False" not in shown
+    for role in ("compliance", "reliability", "security"):
+        assert role in shown
+
+
 @pytest.mark.notebook
 def test_notebook_04(tmp_path: Path) -> None:
     papermill = pytest.importorskip("papermill")
@@ -87,6 +101,7 @@ def test_notebook_04(tmp_path: Path) -> None:
         "fb_2026_05_09_w06",
     ):
         assert needle in text
+    _signed_release_shown(out)
 
 
 @pytest.mark.notebook
@@ -112,3 +127,4 @@ def test_notebook_04_on_the_coding_agent_project(tmp_path: Path) -> None:
     for needle in ("replay_clean", "R_MERGE_REQUIRES_CI", "POLICY_CODE_MERGE_V1", "Reviewers"):
         assert needle in text
     assert "POLICY_RETURNS_V4" not in text  # nothing of the refund domain ran
+    _signed_release_shown(out)

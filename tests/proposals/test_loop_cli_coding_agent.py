@@ -2,8 +2,9 @@
 
 Raw feedback files → ingest → cluster --store → propose → replay → review (signed) → release
 (monitor window) → production scorecards after release → monitor → close (fixed, with a
-ReplayPacket) → notes → research → bundle → metrics; plus an adjustment-layer rule released
-and rolled back. No import of the refund example: every step is `contextos_lab.cli.main`.
+ReplayPacket) → notes → research → bundle → metrics; plus an adjustment-layer rule replayed on
+its goldens, released and rolled back. Every successful step prints a `next:` line. No import
+of the refund example: every step is `contextos_lab.cli.main`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
         got = main([*argv, *common, *extra])
         out, err = capsys.readouterr()
         assert got == code, f"{argv}: exit {got}\n{out}\n{err}"
+        if code == 0:  # every step says what it did and where to look next
+            assert re.search(r"^next: \S", out + err, re.M), f"{argv}: no next: line\n{out}{err}"
         return out, err
 
     return run
@@ -182,11 +185,18 @@ def test_whole_loop_on_the_coding_agent_through_the_cli(cli, tmp_path: Path) -> 
     # an adjustment-layer rule (budget_allocation): lint, pinned layer baseline, rollback
     out, err = cli("propose", "--reason-class", "runaway_loop", bundles=True)
     layer_rule = json.loads(out)
-    assert layer_rule["adjustment"]["layer"] == "budget_allocation" and "review" in err
+    assert layer_rule["adjustment"]["layer"] == "budget_allocation" and "replay" in err
     _review_all(cli, layer_rule["rule_id"])
+    _, err = cli("release", layer_rule["rule_id"], "--approver", "cc_board", code=2, bundles=True)
+    assert "no replay verdict" in err  # a layer rule is replayed on its goldens first
+    out, err = cli("replay", layer_rule["rule_id"], bundles=True)
+    layer_verdict = json.loads(out)
+    assert layer_verdict["status"] == "replay_clean" and layer_verdict["changed_to_expected"] == 2
+    assert f"review {layer_rule['rule_id']}" in err
     out, _ = cli("release", layer_rule["rule_id"], "--approver", "cc_board", bundles=True)
     released_layer = json.loads(out)
     assert released_layer["pinned_baseline"].startswith("LAYER_budget_allocation@v1#")
+    assert released_layer["lineage"]["replay_verdict_id"] == layer_verdict["verdict_id"]
     out, _ = cli(
         "rollback",
         layer_rule["rule_id"],

@@ -4,27 +4,26 @@ from __future__ import annotations
 
 import pytest
 
-from contextos_lab.harness.reference.loop_example import APPROVER, REVIEWS
+from contextos_lab.harness.reference.loop_example import APPROVER, OVERRIDERS, REVIEWERS
 from contextos_lab.proposals.compilers import compile_strategy_rule
 from contextos_lab.proposals.lint import LintConflict, check_proposal, check_rule
 from contextos_lab.proposals.release import ReleaseRefused, release_proposal, retire, rollback
+from contextos_lab.proposals.reviews import sign_reviews
 from contextos_lab.schemas import Patch, ReplayVerdict, ScorecardsDelta, StrategyRule
 from contextos_lab.schemas.lifecycle import LifecycleStatus
+from contextos_lab.store.signing import sign_entry
 
 
 def _release(ex, store, bundles, **over):
-    args = {
-        "verdict": ex.verdict,
-        "approver_id": APPROVER,
-        "reviewer_verdicts": REVIEWS,
-    } | over
-    proposal = over.pop("proposal", ex.proposal)
-    args.pop("proposal", None)
+    if "reviews" not in over:
+        over["reviews"] = sign_reviews(store, ex.proposal.proposal_id, REVIEWERS)
+    args = {"verdict": ex.verdict, "approver_id": APPROVER} | over
+    proposal = args.pop("proposal", ex.proposal)
     return release_proposal(proposal, store=store, bundles=bundles, **args)
 
 
-def _without_reviews(ex):
-    return ex.proposal.model_copy(update={"reviewer_verdicts": {}})
+def _signed(store, ex, **verdicts):
+    return sign_reviews(store, ex.proposal.proposal_id, REVIEWERS, verdicts)
 
 
 @pytest.mark.parametrize(
@@ -32,17 +31,71 @@ def _without_reviews(ex):
     [
         ({"approver_id": ""}, "no approver"),
         ({"approver_id": None}, "no approver"),
-        ({"reviewer_verdicts": {"compliance": "approve", "security": "approve"}}, "reliability"),
-        ({"reviewer_verdicts": {**REVIEWS, "security": "reject"}}, "security reviewer verdict"),
+        ({"reviews": None}, "no signed compliance review"),
         ({"verdict": None}, "no replay verdict"),
     ],
 )
 def test_release_refuses_each_missing_precondition(unreleased, store, bundles, over, reason):
-    ex = unreleased
-    proposal = _without_reviews(ex)
     with pytest.raises(ReleaseRefused, match=reason):
-        _release(ex, store, bundles, proposal=proposal, **over)
+        _release(unreleased, store, bundles, **over)
     assert bundles.active("POLICY_RETURNS_V4").version == 1  # nothing was applied
+
+
+def test_release_refuses_a_missing_role_and_a_rejecting_review(unreleased, store, bundles):
+    signed = _signed(store, unreleased, security="reject")
+    with pytest.raises(ReleaseRefused, match=f"security review by {OVERRIDERS[0]} is reject"):
+        _release(unreleased, store, bundles, reviews=signed)
+    without = {k: v for k, v in signed.items() if k != "reliability"}
+    with pytest.raises(ReleaseRefused, match="no signed reliability review"):
+        _release(unreleased, store, bundles, reviews=without)
+
+
+def test_release_refuses_plain_string_verdicts(unreleased, store, bundles):
+    plain = {"compliance": "approve", "reliability": "approve", "security": "approve"}
+    with pytest.raises(ReleaseRefused, match="plain str, not a signed ReviewVerdict") as exc:
+        _release(unreleased, store, bundles, reviews=plain)
+    assert "no signed compliance review" in str(exc.value)
+    assert bundles.active("POLICY_RETURNS_V4").version == 1
+
+
+def test_release_refuses_forged_and_unsigned_verdicts(unreleased, store, bundles):
+    signed = _signed(store, unreleased)
+    # a verdict flipped after signing, one signed with another key, one never signed
+    tampered = signed["compliance"].model_copy(update={"rationale": "edited after signing"})
+    other_key = sign_entry(
+        signed["reliability"].model_copy(update={"signature": None}), b"an-attacker-key"
+    )
+    unsigned = signed["security"].model_copy(update={"signature": None})
+    forged = {"compliance": tampered, "reliability": other_key, "security": unsigned}
+    with pytest.raises(ReleaseRefused) as exc:
+        _release(unreleased, store, bundles, reviews=forged)
+    msg = str(exc.value)
+    assert msg.count("is forged: its signature does not verify") == 2 and "is unsigned" in msg
+    assert bundles.active("POLICY_RETURNS_V4").version == 1
+    # one forged verdict among valid ones still refuses the release
+    with pytest.raises(ReleaseRefused, match="forged"):
+        _release(unreleased, store, bundles, reviews=[*signed.values(), tampered])
+
+
+def test_release_refuses_a_review_of_another_subject_and_self_approval(
+    unreleased, store, bundles
+):
+    other = sign_reviews(store, unreleased.insight.insight_id, REVIEWERS)
+    with pytest.raises(ReleaseRefused, match=f"on {unreleased.insight.insight_id}, not"):
+        _release(unreleased, store, bundles, reviews=other)
+    with pytest.raises(ReleaseRefused, match="approval needs a second person"):
+        _release(unreleased, store, bundles, approver_id=REVIEWERS["compliance"])
+
+
+def test_release_with_signed_reviews_records_them(unreleased, store, bundles):
+    from contextos_lab.proposals.checklist import release_checklist
+
+    done = _release(unreleased, store, bundles)
+    assert done.rule.status == LifecycleStatus.released
+    assert set(done.proposal.reviewer_verdicts) == {"compliance", "reliability", "security"}
+    assert all("rvw_" in v for v in done.proposal.reviewer_verdicts.values())
+    sheet = release_checklist(store, unreleased.proposal.proposal_id)
+    assert (sheet["status"] == "checked").all(), sheet
 
 
 @pytest.mark.parametrize("status", ["replay_regression", "replay_partial"])
@@ -159,7 +212,7 @@ def test_supersede_on_release(example, store, bundles):
     """A later release that replaces the rule on purpose marks the old one superseded."""
     from contextos_lab.proposals.goldens import ExpectedOutcome, GoldenCase
     from contextos_lab.proposals.policy_bundle import apply_patch, evaluate
-    from contextos_lab.proposals.release import attach_reviews, record_replay, send_to_replay
+    from contextos_lab.proposals.release import record_replay, send_to_replay
     from contextos_lab.proposals.replay import run_replay_gate
     from contextos_lab.schemas import StrategyProposal
 
@@ -193,12 +246,12 @@ def test_supersede_on_release(example, store, bundles):
     verdict = run_replay_gate(p, goldens, bundles, store=store)
     assert verdict.status == "replay_clean"
     p = record_replay(p, verdict, actor="bot", store=store)
-    p = attach_reviews(p, REVIEWS, store=store)
+    reviews = sign_reviews(store, p.proposal_id, REVIEWERS)
     old = example.release.rule
     with pytest.raises(ReleaseRefused, match="already patched"):
-        release_proposal(p, verdict, APPROVER, store=store, bundles=bundles)
+        release_proposal(p, verdict, APPROVER, reviews, store=store, bundles=bundles)
     done = release_proposal(
-        p, verdict, APPROVER, store=store, bundles=bundles, supersedes=old.rule_id
+        p, verdict, APPROVER, reviews, store=store, bundles=bundles, supersedes=old.rule_id
     )
     assert store.get(StrategyRule, old.rule_id).status == LifecycleStatus.superseded
     assert done.bundle.version == 3 and done.rule.pinned_baseline == live.ref

@@ -28,12 +28,12 @@ from contextos_lab.proposals.goldens import (
 from contextos_lab.proposals.policy_bundle import PolicyBundle
 from contextos_lab.proposals.release import (
     Release,
-    attach_reviews,
     record_replay,
     release_proposal,
     send_to_replay,
 )
 from contextos_lab.proposals.replay import replay_decision_record, run_replay_gate
+from contextos_lab.proposals.reviews import sign_reviews
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.schemas.insight import InsightCluster
@@ -44,7 +44,12 @@ GOLDENS_DIR = BUNDLED_PROJECT / "harness" / "goldens"
 T0 = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
 OVERRIDERS: tuple[str, ...] = ("user_finance_lead_77", "user_support_ops_12")
 APPROVER = "user_change_control_3"
-REVIEWS = {"compliance": "approve", "security": "approve", "reliability": "approve"}
+#: Who signs each review in the example (authorised operators; not the approver).
+REVIEWERS: dict[str, str] = {
+    "compliance": OVERRIDERS[0],
+    "reliability": OVERRIDERS[1],
+    "security": OVERRIDERS[0],
+}
 WINDOW_DENY = ExpectedOutcome(decision="deny", evidence_missing=("refund_window_evidence",))
 ORD, WIN, IDV, HUM = "order_lookup", "refund_window_evidence", "idv_check", "human_approval"
 
@@ -160,13 +165,14 @@ def build_refund_example(
     proposal = send_to_replay(proposal, actor=actor, store=store, at=day)
     verdict = run_replay_gate(proposal, goldens, bundles, store=store)
     proposal = record_replay(proposal, verdict, actor=actor, store=store, at=day)
-    proposal = attach_reviews(proposal, REVIEWS, store=store)
     done = None
     if release:
+        reviews = sign_reviews(store, proposal.proposal_id, REVIEWERS, at=day)
         done = release_proposal(
             proposal,
             verdict,
             APPROVER,
+            reviews,
             store=store,
             bundles=bundles,
             actor=actor,
