@@ -16,6 +16,7 @@ from typing import Any
 import optuna
 import pandas as pd
 
+from contextos_lab.autotune import trial_attrs
 from contextos_lab.autotune.budget import economics_cents
 from contextos_lab.autotune.cases import case_hash
 from contextos_lab.autotune.context import RunContext
@@ -155,11 +156,15 @@ def run_trial(
 ) -> tuple[float, ...]:
     """Score one trial and record it. Raises HarnessFailure (after recording the reason)."""
     params = ctx.space.suggest(trial)
-    # Few, grouped attributes: each one is a storage round trip (a commit on SQLite).
-    trial.set_user_attr(
-        "change", {"diff": ctx.space.diff(params), **ctx.space.change_summary(params)}
+    # Few, grouped attributes, one commit per group (autotune.trial_attrs): each write is a
+    # storage round trip, and on a server database round trips are the kit's per-trial cost.
+    trial_attrs.record(
+        trial,
+        {
+            "change": {"diff": ctx.space.diff(params), **ctx.space.change_summary(params)},
+            "search_set": search_set_attr(ctx),
+        },
     )
-    trial.set_user_attr("search_set", search_set_attr(ctx))
     ctx.meter.reset()
     try:
         if baseline is not None and ctx.spec.fidelity == "racing":
@@ -169,29 +174,25 @@ def run_trial(
         else:
             outcome = score_config(ctx, params)
     except HarnessFailure as exc:
-        trial.set_user_attr("fail_reason", str(exc))
-        trial.set_user_attr("spend", ctx.meter.as_dict())  # what the failed attempt paid
+        # what the failed attempt paid, and why it failed
+        trial_attrs.record(trial, {"fail_reason": str(exc), "spend": ctx.meter.as_dict()})
         raise
     except optuna.TrialPruned:
         trial.set_user_attr("spend", ctx.meter.as_dict())
         raise
     scores = outcome["scores"]
     error_rate = outcome.get("error_rate", ctx.meter.error_rate)
-    trial.set_user_attr("scores", scores)
-    trial.set_user_attr(
-        "run",
-        {
-            "n_case_errors": outcome["n_case_errors"],
-            "error_rate": round(error_rate, 6),
-            "harness_s": round(outcome["harness_s"], 6),
-            **outcome.get("repeats", {}),
-        },
-    )
-    trial.set_user_attr("spend", ctx.meter.as_dict())
+    run = {
+        "n_case_errors": outcome["n_case_errors"],
+        "error_rate": round(error_rate, 6),
+        "harness_s": round(outcome["harness_s"], 6),
+        **outcome.get("repeats", {}),
+    }
     # Only the baseline trial runs before baseline scores exist; it is its own reference.
     constraints = constraint_values(
         ctx, scores, baseline if baseline is not None else scores, error_rate
     )
-    for name, value in constraints.items():
-        trial.set_constraint(name, value)
+    trial_attrs.record(
+        trial, {"scores": scores, "run": run, "spend": ctx.meter.as_dict()}, constraints
+    )
     return tuple(scores[e.value] for e in ctx.spec.objectives)

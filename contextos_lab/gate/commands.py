@@ -204,15 +204,10 @@ def run(args: argparse.Namespace) -> int:
     from contextos_lab.schemas.ids import new_id
 
     out = Path(args.out)
-    store, preferences = None, []
-    if args.store:  # opened first: its preference judgements are evidence in the proposal
-        from contextos_lab.schemas.preference import PreferenceEntry
-        from contextos_lab.store.commands import open_store
-
-        store = open_store(args.store)
-        if store is None:
-            return 2
-        preferences = list(store.list(PreferenceEntry))
+    opened = open_store_for_gate(args.store)
+    if opened is None:
+        return 2
+    store, preferences = opened
     try:
         url = check_inputs(args.spec, args.storage, out, insights=args.insights)
         require_study(url, args.study or load_spec(args.spec).name)
@@ -233,18 +228,30 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code
     print_emitted(result, report)
-    store_results(result, store)
+    if store is not None:
+        print_stored(result, store, args.store)
     return 0
 
 
-def store_results(result: EmitResult, store: Any) -> None:
-    """`--store URL` (an ExperienceStore opened before the run, or None): keep the emitted
-    proposals and tasks there too."""
+def open_store_for_gate(url: str | None) -> tuple[Any, list[Any]] | None:
+    """(store or None, its PreferenceEntry rows) for `--store`; None when it cannot be opened
+    (the reason printed). Opened before gating: its judgements are evidence in the proposal."""
+    if not url:
+        return None, []
+    from contextos_lab.schemas.preference import PreferenceEntry
+    from contextos_lab.store.commands import open_store
+
+    store = open_store(url)
     if store is None:
-        return
+        return None
+    return store, list(store.list(PreferenceEntry))
+
+
+def print_stored(result: EmitResult, store: Any, url: str) -> None:
+    """Append what emission wrote to the store and say what was stored or refused."""
     from contextos_lab.proposals.emitted_store import store_emitted
 
     stored, refused = store_emitted(result, store)
-    print(f"stored in {store.url}: {len(stored)} proposal(s)/task(s)")
+    print(f"stored in {url}: {len(stored)} proposal(s)/task(s)")
     for line in refused:
         print(f"  not stored: {line}")

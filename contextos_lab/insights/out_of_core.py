@@ -2,8 +2,9 @@
 
 The pandas path (`synthesize.cluster_frame`) holds every entry as Python objects: 1M entries
 peak near 1.6 GB, so tens of millions do not fit. Here DuckDB scans the Parquet file (or a
-folder of files) column by column, spills to a temp folder past `memory_limit`, and returns one
-row per kept cluster with its ids as an Arrow list, never one Python object per entry.
+folder of files) column by column, spills to a temp folder past `memory_limit`, and computes
+counts, windows and representatives in SQL; the ids come back as one Arrow list per cluster
+(`parquet_ids`), never one Python object per entry. 50M entries: benchmarks/insight_synthesis.py.
 
 The result is the pandas path's, exactly (tests/insights/test_out_of_core.py): the same clusters
 in the same order, ids ordered by time then input order (files in sorted path order, rows in
@@ -18,8 +19,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
+from contextos_lab.insights.parquet_ids import (
+    FILE_STRIDE,
+    cluster_id_lists,
+    file_starts,
+    row_index,
+)
 from contextos_lab.insights.synthesize import (
     KEYS,
     _build_cluster,
@@ -95,6 +103,7 @@ def cluster_parquet(
     import duckdb
 
     files = [str(f) for f in parquet_files(source)]
+    starts = file_starts(files)
     with tempfile.TemporaryDirectory(prefix="ctx-duckdb-") as spill:
         con = duckdb.connect(
             config={
@@ -107,9 +116,14 @@ def cluster_parquet(
             if threads:
                 con.execute(f"SET threads = {int(threads)}")
             con.execute("SET TimeZone = 'UTC'")
-            return _clusters(con, files, since, m, drop_superseded)
+            out, positions = _clusters(con, files, starts, since, m, drop_superseded)
         finally:
-            con.close()
+            con.close()  # its memory is free before the ids are read
+    if out.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    ids = cluster_id_lists(files, starts, positions, out["count"].to_numpy())
+    out["feedback_ids"] = pd.Series(pd.arrays.ArrowExtensionArray(ids), index=out.index)
+    return out[COLUMNS]
 
 
 def synthesize_parquet(
@@ -158,69 +172,90 @@ def _columns(con: Any, files: list[str]) -> dict[str, str]:
 
 
 def _clusters(
-    con: Any, files: list[str], since: datetime | None, m: int, drop: bool
-) -> pd.DataFrame:
+    con: Any,
+    files: list[str],
+    starts: np.ndarray,
+    since: datetime | None,
+    m: int,
+    drop: bool,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Counts, windows and representatives by SQL over views of the Parquet scan (nothing
+    per entry is materialised), and the kept entries' row positions in output order (cluster,
+    time, input order) for `parquet_ids.cluster_id_lists`."""
     types = _columns(con, files)
     opt = {
         c: c if c in types else f"NULL AS {c}"
         for c in ("supersedes", "evidence_refs_seen", "evidence_refs_missing", "expected_outcome")
     }
-    where = [f"signed_at >= {_lit(pd.Timestamp(since).isoformat())}::TIMESTAMPTZ"] if since else []
+    where = f"signed_at >= {_lit(pd.Timestamp(since).isoformat())}::TIMESTAMPTZ" if since else ""
     listed = "[" + ", ".join(_lit(f) for f in files) + "]"
     con.execute(
         f"""CREATE TEMP VIEW raw AS SELECT id, decision_key, override_reason_class, signed_at,
                 {opt["supersedes"]}, {opt["evidence_refs_seen"]}, {opt["evidence_refs_missing"]},
                 {opt["expected_outcome"]},
-                list_position({listed}, filename)::BIGINT * 1099511627776 + file_row_number AS pos
-            FROM read_parquet({listed}, filename = true, file_row_number = true)"""
+                (list_position({listed}, filename) - 1)::BIGINT * {FILE_STRIDE}
+                    + file_row_number AS pos
+            FROM read_parquet({listed}, filename = true, file_row_number = true)
+            {"WHERE " + where if where else ""}"""
     )
-    windowed = f"SELECT * FROM raw {'WHERE ' + where[0] if where else ''}"
-    if drop and "supersedes" in types:
-        windowed = (
-            f"WITH w AS ({windowed}) SELECT * FROM w WHERE id NOT IN "
-            "(SELECT supersedes::VARCHAR FROM w WHERE supersedes IS NOT NULL)"
+    win = "raw"
+    if drop and "supersedes" in types:  # the superseded ids: one small table, then anti-joined
+        con.execute(
+            "CREATE TEMP TABLE sup AS SELECT DISTINCT supersedes::VARCHAR AS id FROM raw "
+            "WHERE supersedes IS NOT NULL"
         )
-    con.execute(f"CREATE TEMP TABLE win AS {windowed}")
+        if con.execute("SELECT count(*) FROM sup").fetchone()[0]:
+            con.execute("CREATE TEMP VIEW win AS SELECT * FROM raw ANTI JOIN sup USING (id)")
+            win = "win"
     con.execute(
         f"""CREATE TEMP TABLE cl AS SELECT *,
                 row_number() OVER (ORDER BY decision_key, override_reason_class) - 1 AS cid
-            FROM (SELECT decision_key, override_reason_class, count(*) AS n FROM win
-                  GROUP BY decision_key, override_reason_class HAVING count(*) >= {m})"""
+            FROM (SELECT decision_key, override_reason_class, count(*) AS n,
+                         min(signed_at) AS earliest, max(signed_at) AS latest
+                  FROM {win} GROUP BY decision_key, override_reason_class
+                  HAVING count(*) >= {m})"""
     )
     con.execute(
-        """CREATE TEMP TABLE kept AS SELECT cl.cid, cl.n, win.* EXCLUDE (decision_key,
+        f"""CREATE TEMP VIEW kept AS SELECT cl.cid, cl.n, {win}.* EXCLUDE (decision_key,
                 override_reason_class, supersedes)
-            FROM win JOIN cl USING (decision_key, override_reason_class)"""
+            FROM {win} JOIN cl USING (decision_key, override_reason_class)"""
     )
-    con.execute("DROP TABLE win")
-    table = con.sql(
-        """SELECT cl.decision_key, cl.override_reason_class, cl.n AS count,
-                  list(id ORDER BY signed_at, pos) AS feedback_ids,
-                  min(signed_at) AS earliest, max(signed_at) AS latest
-           FROM kept JOIN cl USING (cid)
-           GROUP BY cl.cid, cl.decision_key, cl.override_reason_class, cl.n ORDER BY cl.cid"""
-    ).to_arrow_table()
-    out = table.to_pandas(
-        types_mapper=lambda t: pd.ArrowDtype(t) if str(t).startswith("list") else None
+    out = (
+        con.sql(
+            """SELECT decision_key, override_reason_class, n AS count, earliest, latest
+               FROM cl ORDER BY cid"""
+        )
+        .to_arrow_table()
+        .to_pandas()
     )
     if out.empty:
-        return pd.DataFrame(columns=COLUMNS)
+        return out, np.empty(0, dtype=np.int64)
     for col in ("earliest", "latest"):
         out[col] = pd.to_datetime(out[col], utc=True)
     sizes = out["count"].to_numpy()
     out["representative_evidence_refs"] = _refs(con, sizes)
     out["representative_field_overrides"] = _overrides(con, types, sizes)
-    return out[COLUMNS]
+    reader = con.sql("SELECT pos FROM kept ORDER BY cid, signed_at, pos").to_arrow_reader(1_000_000)
+    return out, row_index(reader, int(sizes.sum()), starts)
 
 
 def _refs(con: Any, sizes: Any) -> list[list[str]]:
     """Refs in >= half the cluster's entries, else the most frequent (ties kept), sorted."""
+    # An entry naming a ref twice counts once: a seen ref at its first place in `seen`, a
+    # missing one at its first place in `missing` and only if not seen. Two unnests instead of
+    # `list_distinct(list_concat(seen, missing))`, which cost twice as much (hashing and
+    # copying every entry's lists; most entries miss nothing).
     rows = con.execute(
         """WITH per AS (
               SELECT cid, n, ref, count(*) AS hits FROM (
-                SELECT cid, n, unnest(list_distinct(list_concat(
-                    coalesce(evidence_refs_seen, []), coalesce(evidence_refs_missing, [])))) AS ref
-                FROM kept) GROUP BY ALL),
+                SELECT cid, n, unnest(list_filter(evidence_refs_seen,
+                    lambda x, i: list_position(evidence_refs_seen, x) = i)) AS ref
+                FROM kept
+                UNION ALL
+                SELECT cid, n, unnest(list_filter(evidence_refs_missing,
+                    lambda x, i: list_position(evidence_refs_missing, x) = i
+                                 AND NOT list_contains(coalesce(evidence_refs_seen, []), x)))
+                FROM kept WHERE len(evidence_refs_missing) > 0) GROUP BY ALL),
            marked AS (SELECT *, hits * 2 >= n AS half,
                 hits = max(hits) OVER (PARTITION BY cid) AS top,
                 bool_or(hits * 2 >= n) OVER (PARTITION BY cid) AS any_half FROM per)

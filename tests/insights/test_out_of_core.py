@@ -120,3 +120,24 @@ def test_cli_clusters_parquet_through_duckdb(tmp_path: Path, capsys) -> None:
     expected = synthesize_insights(pd.read_parquet(path))
     assert stored["insight_id"].tolist() == [c.insight_id for c in expected]
     assert stored["count"].tolist() == [c.count for c in expected]
+
+
+def test_refs_named_twice_count_once(tmp_path: Path) -> None:
+    """An entry naming a ref twice in `seen`, or in both `seen` and `missing`, counts once for
+    it on both paths (DuckDB dedupes without list_distinct); ids come back across files."""
+    f = feedback_frame_fast(60, seed=3, n_keys=1, n_classes=2)
+    rng = np.random.default_rng(3)
+    f["evidence_refs_seen"] = [
+        ["evidence:a", "evidence:a"] if v == 0 else ["evidence:b"] if v == 1 else []
+        for v in rng.integers(0, 3, len(f))
+    ]
+    f["evidence_refs_missing"] = [
+        ["evidence:a", "evidence:c", "evidence:c"] if v else [] for v in rng.integers(0, 2, len(f))
+    ]
+    (tmp_path / "in").mkdir()
+    f.iloc[:25].to_parquet(tmp_path / "in" / "a.parquet")
+    f.iloc[25:].to_parquet(tmp_path / "in" / "b.parquet")
+    expected = cluster_frame(f, min_cluster_size=5)
+    got = cluster_parquet(tmp_path / "in", min_cluster_size=5, engine="duckdb")
+    assert len(expected) > 0
+    assert _plain(got) == _plain(expected)
