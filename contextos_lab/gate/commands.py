@@ -187,15 +187,10 @@ def run(args: argparse.Namespace) -> int:
     from contextos_lab.schemas.ids import new_id
 
     out = Path(args.out)
-    store, preferences = None, []
-    if args.store:  # opened first: its preference judgements are evidence in the proposal
-        from contextos_lab.schemas.preference import PreferenceEntry
-        from contextos_lab.store.commands import open_store
-
-        store = open_store(args.store)
-        if store is None:
-            return 2
-        preferences = list(store.list(PreferenceEntry))
+    opened = open_store_for_gate(args.store)
+    if opened is None:
+        return 2
+    store, preferences = opened
     try:
         url = check_inputs(args.spec, args.storage, out)
         require_study(url, args.study or load_spec(args.spec).name)
@@ -217,10 +212,29 @@ def run(args: argparse.Namespace) -> int:
         return exc.code
     print_emitted(result, report)
     if store is not None:
-        from contextos_lab.proposals.emitted_store import store_emitted
-
-        stored, refused = store_emitted(result, store)
-        print(f"stored in {args.store}: {len(stored)} proposal(s)/task(s)")
-        for line in refused:
-            print(f"  not stored: {line}")
+        print_stored(result, store, args.store)
     return 0
+
+
+def open_store_for_gate(url: str | None) -> tuple[Any, list[Any]] | None:
+    """(store or None, its PreferenceEntry rows) for `--store`; None when it cannot be opened
+    (the reason printed). Opened before gating: its judgements are evidence in the proposal."""
+    if not url:
+        return None, []
+    from contextos_lab.schemas.preference import PreferenceEntry
+    from contextos_lab.store.commands import open_store
+
+    store = open_store(url)
+    if store is None:
+        return None
+    return store, list(store.list(PreferenceEntry))
+
+
+def print_stored(result: EmitResult, store: Any, url: str) -> None:
+    """Append what emission wrote to the store and say what was stored or refused."""
+    from contextos_lab.proposals.emitted_store import store_emitted
+
+    stored, refused = store_emitted(result, store)
+    print(f"stored in {url}: {len(stored)} proposal(s)/task(s)")
+    for line in refused:
+        print(f"  not stored: {line}")
