@@ -29,8 +29,12 @@ def test_sweep_with_a_store_stores_the_proposal_with_its_preference_evidence(
              str(out / "runs" / "gate_toy_run"), "--out", str(prefs), "--cases", "10",
              "--trials", *map(str, range(6))]  # fmt: skip
     assert subprocess.run(judge, check=False).returncode == 0
+    first = prefs.read_text()
+    assert subprocess.run(judge, check=False).returncode == 0
+    assert prefs.read_text() == first  # the same layout, the same judgements: ingested once
     assert main(["ingest", "preferences", str(prefs), "--store", url]) == 0
-    capsys.readouterr()
+    assert main(["ingest", "preferences", str(prefs), "--store", url]) == 0
+    assert "(0 new, 150 already stored)" in capsys.readouterr().out
     sweep = ["sweep", str(spec), "--out", str(out), "--ledger", str(tmp_path / "l.jsonl"),
              "--store", url]  # fmt: skip
     assert main(sweep) == 0
