@@ -20,7 +20,7 @@ from contextos_lab.autotune.pareto import feasible_front, trials_frame
 from contextos_lab.autotune.racing import case_evaluations, case_order, estimate
 from contextos_lab.autotune.spec import SpecError, parse_spec
 from contextos_lab.autotune.study import run_study
-from contextos_lab.autotune.sweep import collect
+from contextos_lab.autotune.sweep import collect, sweep
 from contextos_lab.reports.sweep_summary import trials_table
 from tests.autotune.conftest import toy_spec_dict
 from tests.autotune.toy import toy_cases
@@ -242,3 +242,16 @@ def test_two_racing_workers_share_the_result_cache(big_case_dir: Path) -> None:
     for t in second.trials:
         spend = t.user_attrs["spend"]
         assert spend["calls"] + spend["cache_hits"] == case_evaluations(t)
+
+
+def test_sweep_races_by_default_and_runs_full_on_request(big_case_dir: Path) -> None:
+    """`search` and notebook 02 call `sweep`: racing unless the spec (or `fidelity`) says full."""
+    spec = parse_spec(toy_spec_dict(sampler={"kind": "random", "seed": 3}), big_case_dir)
+    assert spec.fidelity == "racing"
+    out = big_case_dir / "out"
+    raced = sweep(spec, out_dir=out, n_trials=10, storage="memory", progress=False, runs=False)
+    assert all("racing" in t.user_attrs for t in raced.study.trials[1:])
+    full = sweep(spec, out_dir=out, n_trials=10, storage="memory", progress=False, runs=False,
+                 fidelity="full")  # fmt: skip
+    assert not any("racing" in t.user_attrs for t in full.study.trials)
+    assert all(t.state == TrialState.COMPLETE for t in full.study.trials)
