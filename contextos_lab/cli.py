@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from contextos_lab.cli_conventions import Formatter, Parser, report_user_error
 from contextos_lab.domain.cli import add_project_option, project_from_args
-from contextos_lab.errors import UserError
+from contextos_lab.errors import ExitError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.domain.commands",
@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except UserError as exc:
+    except ExitError as exc:  # a user error (2) or an unreachable server (3): one line
         return report_user_error(exc)
     except OSError as exc:  # an unwritable --out, a missing or unreadable file: the user's to fix
         return report_user_error(exc)

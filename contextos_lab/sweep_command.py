@@ -64,7 +64,7 @@ def run_sweep(
     from contextos_lab.schemas.ids import new_id
 
     out_dir = Path(out)
-    url = check_inputs(spec_path, storage, out_dir)
+    url = check_inputs(spec_path, storage, out_dir, insights=insights)
     # against the caller's working directory, before any notebook (kernel cwd: the repo root)
     ledger = str(resolve_ledger(ledger))
     run_id = run_id or new_id("eval")
