@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from contextos_lab.cli_conventions import Formatter, Parser, report_user_error
 from contextos_lab.domain.cli import add_project_option, project_from_args
-from contextos_lab.errors import UserError
+from contextos_lab.errors import EXIT_STATUSES, ExitError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.domain.commands",
@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="contextos-lab",
         description="Turn operator corrections and failed runs into typed proposals.",
         epilog="example:\n  contextos-lab demo --out out/demo\n"
-        "  contextos-lab COMMAND --help   (each command's help ends with an example)",
+        "  contextos-lab COMMAND --help   (each command's help ends with an example)\n"
+        "exit status: " + ", ".join(f"{c} {m}" for c, m in EXIT_STATUSES.items()),
         formatter_class=Formatter,
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -84,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except UserError as exc:
+    except ExitError as exc:  # a user error (2) or an unreachable server (3): one line
         return report_user_error(exc)
     except OSError as exc:  # an unwritable --out, a missing or unreadable file: the user's to fix
         return report_user_error(exc)

@@ -27,10 +27,11 @@ import sys
 import time
 from pathlib import Path
 
+from contextos_lab.bundled import bundled_dir
 from contextos_lab.cli_conventions import add_command, add_progress_flag, show_progress
-from contextos_lab.reports.render import REPO_ROOT
 
-DEMO_SPEC = REPO_ROOT / "specs" / "reference_refund.yaml"
+#: its `search_set`/`heldout_test_set` resolve beside it: the bundled `search_sets/`, `heldout/`
+DEMO_SPEC = bundled_dir("specs") / "reference_refund.yaml"
 #: The bundled history: `synthetic:<runs>:<seed>` (the same source notebook 01 reads).
 DEMO_SOURCE = "synthetic:2000:7"
 SMOKE_ENV = "CONTEXTOS_LAB_DEMO_SMOKE"

@@ -1,26 +1,67 @@
-"""The one exception type for mistakes a user can fix (bad argument, missing or empty input).
+"""Exit statuses of every command, and the exceptions that carry them to the CLI.
 
-Library code raises `UserError` with a message that names the file/flag and what is wrong; the
-CLI's central handler (`contextos_lab.cli.main`) prints it as one line on stderr and exits 2.
-Notebook users see the same message as an ordinary exception. Other failures (a bug, a broken
-dependency) keep their tracebacks: they are not the user's to fix.
+Library code raises `UserError` for mistakes the user can fix (bad argument, missing, empty or
+malformed input, a storage URL that cannot name anything) and `Unreachable` when a storage
+server named correctly does not answer. The CLI's central handler (`contextos_lab.cli.main`)
+prints either as one line on stderr and exits with its `code`. Notebook users see the same
+message as an ordinary exception. Other failures (a bug, a broken dependency) keep their
+tracebacks: they are not the user's to fix.
+
+Exit statuses (README "CLI conventions" repeats this table; a scheduler may retry 3 and 4):
+
+    0  done (also when nothing was promoted: the command says so)
+    1  `replay`: the proposal did not replay clean (a verdict, not an error)
+    2  user error: bad option or value; missing, empty or malformed input; bad spec; a storage
+       URL that cannot work as given (unknown scheme, missing folder or file, driver not
+       installed); an unknown study
+    3  storage unreachable: the study storage's or experience store's server does not answer
+    4  harness unreachable: the baseline trial could not run
+    5  the study exists with a different spec (resume refused)
+    6  a notebook failed (its partial executed copy is kept; the path is printed)
+    7  the held-out set overlaps the search set, or its error budget is spent
+    8  the study vanished between the check and the gate notebook
 """
 
 from __future__ import annotations
 
-#: The exit status of every user error (argparse uses 2 for usage errors too).
 EXIT_USAGE = 2
+EXIT_STORAGE, EXIT_HARNESS, EXIT_MISMATCH = 3, 4, 5
+EXIT_NOTEBOOK, EXIT_HELDOUT, EXIT_NO_STUDY = 6, 7, 8
+#: The table above, short, for `contextos-lab --help`.
+EXIT_STATUSES = {
+    0: "done",
+    1: "replay not clean",
+    2: "user error",
+    3: "storage unreachable",
+    4: "harness unreachable",
+    5: "study has a different spec",
+    6: "notebook failed",
+    7: "held-out overlap or budget spent",
+    8: "study vanished",
+}
 
 
-class UserError(Exception):
-    """A mistake the user can fix; `str(exc)` is the whole message, `code` the exit status."""
+class ExitError(Exception):
+    """An error the CLI reports as one line; `code` is the exit status (table above)."""
 
-    def __init__(self, message: str, *, code: int = EXIT_USAGE) -> None:
-        self.code = code
+    default_code = EXIT_USAGE
+
+    def __init__(self, message: str, *, code: int | None = None) -> None:
+        self.code = self.default_code if code is None else code
         super().__init__(message)
 
     def one_line(self) -> str:
         return one_line(str(self))
+
+
+class UserError(ExitError):
+    """A mistake the user can fix; `str(exc)` is the whole message, `code` the exit status."""
+
+
+class Unreachable(ExitError):
+    """A storage server, named correctly, that does not answer (retrying may help)."""
+
+    default_code = EXIT_STORAGE
 
 
 def one_line(message: object) -> str:

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from contextos_lab.cli_conventions import add_command, positive_int, show_progress
 from contextos_lab.errors import one_line
@@ -23,7 +24,9 @@ from contextos_lab.gate.commands import (
     add_gate_arguments,
     check_inputs,
     gate_and_emit,
+    open_store_for_gate,
     print_emitted,
+    print_stored,
 )
 from contextos_lab.proposals.emit import EmitResult
 from contextos_lab.reports.render import NotebookFailed, RenderedReport
@@ -52,6 +55,7 @@ def run_sweep(
     max_candidates: int | None = None,
     run_id: str | None = None,
     progress: bool = False,
+    preferences: Sequence[Any] = (),
 ) -> SweepJob:
     """Check inputs, run 02 then 03 under papermill, emit. Raises JobError with an exit code."""
     from contextos_lab.autotune.spec import load_spec
@@ -60,7 +64,7 @@ def run_sweep(
     from contextos_lab.schemas.ids import new_id
 
     out_dir = Path(out)
-    url = check_inputs(spec_path, storage, out_dir)
+    url = check_inputs(spec_path, storage, out_dir, insights=insights)
     # against the caller's working directory, before any notebook (kernel cwd: the repo root)
     ledger = str(resolve_ledger(ledger))
     run_id = run_id or new_id("eval")
@@ -91,6 +95,7 @@ def run_sweep(
         sources=sources,
         max_candidates=max_candidates,
         progress=progress,
+        preferences=preferences,
     )
     return SweepJob(run_id, sweep_report, gate_report, emitted)
 
@@ -122,6 +127,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    opened = open_store_for_gate(args.store)
+    if opened is None:
+        return 2
+    store, preferences = opened
     try:
         job = run_sweep(
             args.spec,
@@ -134,10 +143,13 @@ def run(args: argparse.Namespace) -> int:
             sources=args.sources,
             max_candidates=args.max_candidates,
             progress=show_progress(args),
+            preferences=preferences,
         )
     except JobError as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code
     print(f"evaluation run {job.run_id}; sweep report: {job.sweep_report.html}")
     print_emitted(job.emitted, job.gate_report)
+    if store is not None:
+        print_stored(job.emitted, store, args.store)
     return 0

@@ -13,11 +13,13 @@ from contextos_lab.cli_conventions import (
     positive_int,
     show_progress,
 )
-from contextos_lab.errors import one_line
+from contextos_lab.errors import EXIT_HARNESS, EXIT_MISMATCH, EXIT_STORAGE, EXIT_USAGE, one_line
 from contextos_lab.harness.result_cache import add_no_cache_flag
 
-#: Exit codes, so a scheduler can tell a bad spec from an unreachable dependency.
-EXIT_SPEC, EXIT_STORAGE, EXIT_HARNESS, EXIT_MISMATCH = 2, 3, 4, 5
+#: Exit codes (table in `contextos_lab.errors`): a scheduler can tell a bad spec from an
+#: unreachable dependency.
+EXIT_SPEC = EXIT_USAGE
+__all__ = ["EXIT_HARNESS", "EXIT_MISMATCH", "EXIT_SPEC", "EXIT_STORAGE", "register", "run"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,6 +47,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=positive_int, default=1, help="worker processes on one study")
     p.add_argument("--sampler", choices=["tpe", "nsgaii", "gp", "random", "optuna_default"])
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument(
+        "--fidelity",
+        choices=["full", "racing"],
+        default=None,
+        help="override the spec's fidelity (default: the spec's, racing unless it says full)",
+    )
     add_no_cache_flag(p)
     add_progress_flag(p)
     p.set_defaults(func=run)
@@ -62,14 +70,15 @@ def run(args: argparse.Namespace) -> int:
             workers=args.workers,
             sampler=args.sampler,
             seed=args.seed,
+            fidelity=args.fidelity,
             progress=show_progress(args),
         )
     except SpecError as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return EXIT_SPEC
     except StorageUnreachable as exc:
-        print(f"error: storage unreachable: {one_line(exc)}", file=sys.stderr)
-        return EXIT_STORAGE
+        print(f"error: {one_line(exc)}", file=sys.stderr)
+        return exc.code
     except HarnessUnreachable as exc:
         print(f"error: harness unreachable: {one_line(exc)}", file=sys.stderr)
         return EXIT_HARNESS

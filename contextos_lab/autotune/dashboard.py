@@ -65,6 +65,9 @@ def adapt_dashboard() -> None:
 
 def storage_for(args: argparse.Namespace) -> str:
     if args.storage:
+        scheme, _, local = args.storage.partition("sqlite:///")
+        if not scheme and local and not Path(local).is_file():  # opening would create it
+            raise UserError(f"no study storage at {local}")
         return args.storage
     db = Path(args.out) / "study.db"
     if not db.is_file():
@@ -77,13 +80,12 @@ def _run(args: argparse.Namespace) -> int:
     from optuna_dashboard import run_server
 
     from contextos_lab.autotune.artifacts import artifact_store
-    from contextos_lab.autotune.study import StorageUnreachable, open_storage
+    from contextos_lab.autotune.study import open_storage, redact
 
     url = storage_for(args)
-    try:
-        storage = open_storage(url)
-    except StorageUnreachable as exc:
-        raise UserError(str(exc)) from exc
+    storage = open_storage(url)  # StorageUnreachable: one line, exit 2 or 3 (cli.main)
+    if not storage.get_all_studies():
+        raise UserError(f"no study in {redact(url)} (run `contextos-lab sweep` or `search` first)")
     print(f"optuna-dashboard on http://{args.host}:{args.port}/ (Ctrl-C stops it)")
     run_server(storage, host=args.host, port=args.port, artifact_store=artifact_store(url))
     return 0

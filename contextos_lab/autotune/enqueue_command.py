@@ -62,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     from contextos_lab.autotune.enqueue import enqueue, layout_for
     from contextos_lab.autotune.spec import SpecError, load_spec
     from contextos_lab.autotune.study import (
-        StorageUnreachable,
         counted_trials,
         default_storage_url,
         open_storage,
@@ -79,10 +78,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     url = args.storage or default_storage_url(out)
-    try:
-        study = open_study(ctx, open_storage(url))
-    except StorageUnreachable as exc:
-        raise UserError(str(exc), code=3) from exc
+    study = open_study(ctx, open_storage(url))  # StorageUnreachable: exit 2 or 3 (cli.main)
     done = enqueue(
         ctx,
         study,

@@ -49,6 +49,7 @@ from tqdm import tqdm
 from contextos_lab.autotune.context import RunContext, rebuild
 from contextos_lab.autotune.objective import HarnessFailure, run_trial, worker_id
 from contextos_lab.autotune.sampler_config import SamplerConfig
+from contextos_lab.errors import EXIT_STORAGE, EXIT_USAGE, Unreachable
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.store.db_url import STORAGE_ENV, sqlalchemy_url
 
@@ -69,8 +70,10 @@ PROBLEM_FIELDS: tuple[str, ...] = (
 COUNTED_STATES = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED, TrialState.RUNNING)
 
 
-class StorageUnreachable(RuntimeError):
-    """The study storage cannot be opened (bad URL, missing driver, server down, bad path)."""
+class StorageUnreachable(Unreachable, RuntimeError):
+    """The study storage cannot be opened. `code` 2 (`EXIT_USAGE`) when the URL cannot work as
+    given (unknown scheme, missing folder, driver not installed), 3 when a server does not
+    answer (`errors` has the table)."""
 
 
 class HarnessUnreachable(RuntimeError):
@@ -139,8 +142,13 @@ def open_storage(url: str) -> BaseStorage:
             engine_kwargs = {"connect_args": {"options": "-c synchronous_commit=off"}}
         return _rdb_storage(full, engine_kwargs)
     except Exception as exc:
+        from sqlalchemy.exc import ArgumentError
+
+        as_given = isinstance(exc, OSError | ImportError | ValueError | ArgumentError)
         raise StorageUnreachable(
-            f"cannot open study storage {redact(url)!r}: {type(exc).__name__}: {exc}"
+            ("" if as_given else "storage unreachable: ")
+            + f"cannot open study storage {redact(url)!r}: {type(exc).__name__}: {exc}",
+            code=EXIT_USAGE if as_given else EXIT_STORAGE,
         ) from exc
 
 

@@ -7,7 +7,8 @@ on, which surfaces autotune may change and how an insight becomes a proposal —
 folder with this layout (only `contextos-project.yaml` or the reason-class registry is required):
 
     my-domain/
-      contextos-project.yaml              name, description, decision_keys, policy_evaluation
+      contextos-project.yaml              name, description, decision_keys, policy_evaluation,
+                                          case_intents, replay_safety (the replay gate's rule)
       harness/feedback/reason-classes.json  override_reason_class registry (seed 000's place)
       harness/policy/bundles/<BUNDLE>.json  each policy bundle's first version (seeds the registry)
       harness/goldens/<BUNDLE>.jsonl        golden cases the replay gate replays a patch on
@@ -34,6 +35,7 @@ from contextos_lab.domain.config import (
     DomainConfig,
     ProjectError,
     ReasonClassInfo,
+    ReplaySafetyRule,
 )
 from contextos_lab.domain.loader import BUNDLED_PROJECT, is_project, load_project
 
@@ -44,6 +46,7 @@ __all__ = [
     "DomainConfig",
     "ProjectError",
     "ReasonClassInfo",
+    "ReplaySafetyRule",
     "active_project",
     "add_project_option",
     "is_project",

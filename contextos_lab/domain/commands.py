@@ -43,6 +43,10 @@ def _project(args: argparse.Namespace) -> int:
             (row.layer.value if row.shape == "layer" and row.layer else row.shape) if row else "-"
         )
         print(f"  {reason:32} compiles to: {shape}")
+    print(f"replay safety rules: {len(project.replay_safety) or 'none (replay safety is 1)'}")
+    for rule in project.replay_safety:
+        keys = ", ".join(rule.decision_keys) or "every key"
+        print(f"  approve with {rule.input} > {rule.above:g} needs {rule.requires}  ({keys})")
     print("layout:")
     for name, path in files.items():
         print(f"  {name:22} {'present' if path.exists() else 'absent '}  {path}")

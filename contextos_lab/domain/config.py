@@ -96,6 +96,22 @@ class CompilerSpec(BaseModel):
         return self
 
 
+class ReplaySafetyRule(BaseModel):
+    """One row of the manifest's `replay_safety`: the replay gate scores safety 0 for an
+    approval whose numeric input `input` exceeds `above` with no evidence of kind `requires`
+    (a non-numeric or absent input never fires). `decision_keys` limits it; empty: every key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input: str = Field(min_length=1, description="the DecisionRecord input field compared")
+    above: float = Field(description="approvals with the input strictly above this are checked")
+    requires: str = Field(min_length=1, description="evidence kind that makes it safe")
+    decision_keys: tuple[str, ...] = Field(default=(), description="keys it covers; empty: all")
+
+    def covers(self, decision_key: str) -> bool:
+        return not self.decision_keys or decision_key in self.decision_keys
+
+
 class DomainConfig(BaseModel):
     """A loaded project: its registry, decision keys, compilers and where its data lives."""
 
@@ -114,6 +130,8 @@ class DomainConfig(BaseModel):
     #: target.intent -> the `intent` values its replay cases carry, when they are not the
     #: workflow name or a dotted child of it (autotune and the gate scope to these cases).
     case_intents: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    #: The replay gate's safety rules (`contextos_lab.proposals.replay`); none: safety is 1.
+    replay_safety: tuple[ReplaySafetyRule, ...] = ()
 
     @property
     def registry_path(self) -> Path:

@@ -79,7 +79,14 @@ def load_project(path: Path | str) -> DomainConfig:
     surfaces: Any = []
     if (root / SURFACES).is_file():
         surfaces = _read(root / SURFACES, "json")
-    fields = {"name", "description", "decision_keys", "policy_evaluation", "case_intents"}
+    fields = {
+        "name",
+        "description",
+        "decision_keys",
+        "policy_evaluation",
+        "case_intents",
+        "replay_safety",
+    }
     unknown = sorted(set(manifest) - fields)
     if unknown:
         raise ProjectError(f"{manifest_path}: unknown field {unknown[0]}")
@@ -99,6 +106,7 @@ def load_project(path: Path | str) -> DomainConfig:
             tunable_surfaces=surfaces,
             policy_evaluation=manifest.get("policy_evaluation") or {},
             case_intents=manifest.get("case_intents") or {},
+            replay_safety=manifest.get("replay_safety") or (),
         )
     except ValidationError as exc:
         raise ProjectError(_where(exc, files, manifest_path)) from None
@@ -118,6 +126,13 @@ def _check_references(config: DomainConfig) -> None:
                 f"{config.registry_path} (or the core registry)"
             )
     if config.decision_keys:
+        for n, rule in enumerate(config.replay_safety):
+            for key in rule.decision_keys:
+                if key not in config.decision_keys:
+                    raise ProjectError(
+                        f"{config.root / MANIFEST}: replay_safety.{n}.decision_keys: {key} is "
+                        "not declared in decision_keys"
+                    )
         for reason, info in config.reason_classes.items():
             for key in info.decision_keys:
                 if key not in config.decision_keys:

@@ -21,7 +21,7 @@ def aligned(cases: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
 
 def facts_frame(cases: pd.DataFrame, names: tuple[str, ...] = ()) -> pd.DataFrame:
     """One column per fact the cases carry (their `facts` dicts) plus each scalar numeric case
-    column (e.g. `amount`), indexed like `cases`; boolean facts missing on a case are False, and
+    column (a numeric input), indexed like `cases`; boolean facts missing on a case are False, and
     `names` not present at all are added as all-False columns."""
     raw = pd.DataFrame(list(cases["facts"]), index=cases.index) if "facts" in cases else None
     frame = pd.DataFrame(index=cases.index) if raw is None else raw

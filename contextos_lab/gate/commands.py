@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from contextos_lab.autotune.commands import EXIT_MISMATCH, EXIT_SPEC, EXIT_STORAGE
 from contextos_lab.autotune.spec import SpecError, load_spec
 from contextos_lab.autotune.study import StorageUnreachable, default_storage_url, open_storage
 from contextos_lab.cli_conventions import (
@@ -24,12 +23,20 @@ from contextos_lab.cli_conventions import (
     positive_int,
     show_progress,
 )
-from contextos_lab.errors import EXIT_USAGE, one_line
+from contextos_lab.errors import (
+    EXIT_HELDOUT,
+    EXIT_MISMATCH,
+    EXIT_NO_STUDY,
+    EXIT_NOTEBOOK,
+    EXIT_STORAGE,
+    EXIT_USAGE,
+    one_line,
+)
 from contextos_lab.harness.result_cache import add_no_cache_flag
 from contextos_lab.proposals.emit import EmitResult
 from contextos_lab.reports.render import NotebookFailed
 
-EXIT_NOTEBOOK, EXIT_HELDOUT, EXIT_NO_STUDY = 6, 7, 8
+EXIT_SPEC = EXIT_USAGE
 GATE_NOTEBOOK = "03_heldout_gate"
 #: Exception names raised inside notebook 03 that deserve their own exit code.
 _NOTEBOOK_ERRORS = {
@@ -50,9 +57,19 @@ class JobError(RuntimeError):
         super().__init__(message)
 
 
-def check_inputs(spec_path: str | Path, storage: str | None, out: Path) -> str:
-    """Refuse a bad spec or unreachable storage before any notebook starts; the storage URL."""
+def check_inputs(
+    spec_path: str | Path,
+    storage: str | None,
+    out: Path,
+    *,
+    insights: str | None = None,
+) -> str:
+    """Refuse a bad spec, storage or `--insights` file before any notebook starts (not after
+    minutes of kernels); the storage URL. (`--store` is opened first by the commands.)"""
     from contextos_lab.autotune.context import prepare
+
+    if insights and not Path(insights).is_file():
+        raise JobError(f"--insights {insights}: no such file", EXIT_USAGE)
 
     try:
         prepare(load_spec(spec_path))
@@ -63,7 +80,7 @@ def check_inputs(spec_path: str | Path, storage: str | None, out: Path) -> str:
     try:
         open_storage(url)
     except StorageUnreachable as exc:
-        raise JobError(f"storage unreachable: {exc}", EXIT_STORAGE) from exc
+        raise JobError(exc.one_line(), exc.code) from exc
     return url
 
 
@@ -79,7 +96,7 @@ def require_study(url: str, name: str) -> None:
             EXIT_USAGE,
         ) from None
     except StorageUnreachable as exc:
-        raise JobError(f"storage unreachable: {exc}", EXIT_STORAGE) from exc
+        raise JobError(exc.one_line(), exc.code) from exc
 
 
 def gate_and_emit(
@@ -187,17 +204,12 @@ def run(args: argparse.Namespace) -> int:
     from contextos_lab.schemas.ids import new_id
 
     out = Path(args.out)
-    store, preferences = None, []
-    if args.store:  # opened first: its preference judgements are evidence in the proposal
-        from contextos_lab.schemas.preference import PreferenceEntry
-        from contextos_lab.store.commands import open_store
-
-        store = open_store(args.store)
-        if store is None:
-            return 2
-        preferences = list(store.list(PreferenceEntry))
+    opened = open_store_for_gate(args.store)
+    if opened is None:
+        return 2
+    store, preferences = opened
     try:
-        url = check_inputs(args.spec, args.storage, out)
+        url = check_inputs(args.spec, args.storage, out, insights=args.insights)
         require_study(url, args.study or load_spec(args.spec).name)
         result, report = gate_and_emit(
             spec_path=Path(args.spec),
@@ -217,10 +229,29 @@ def run(args: argparse.Namespace) -> int:
         return exc.code
     print_emitted(result, report)
     if store is not None:
-        from contextos_lab.proposals.emitted_store import store_emitted
-
-        stored, refused = store_emitted(result, store)
-        print(f"stored in {args.store}: {len(stored)} proposal(s)/task(s)")
-        for line in refused:
-            print(f"  not stored: {line}")
+        print_stored(result, store, args.store)
     return 0
+
+
+def open_store_for_gate(url: str | None) -> tuple[Any, list[Any]] | None:
+    """(store or None, its PreferenceEntry rows) for `--store`; None when it cannot be opened
+    (the reason printed). Opened before gating: its judgements are evidence in the proposal."""
+    if not url:
+        return None, []
+    from contextos_lab.schemas.preference import PreferenceEntry
+    from contextos_lab.store.commands import open_store
+
+    store = open_store(url)
+    if store is None:
+        return None
+    return store, list(store.list(PreferenceEntry))
+
+
+def print_stored(result: EmitResult, store: Any, url: str) -> None:
+    """Append what emission wrote to the store and say what was stored or refused."""
+    from contextos_lab.proposals.emitted_store import store_emitted
+
+    stored, refused = store_emitted(result, store)
+    print(f"stored in {url}: {len(stored)} proposal(s)/task(s)")
+    for line in refused:
+        print(f"  not stored: {line}")

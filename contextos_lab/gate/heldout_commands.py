@@ -68,6 +68,8 @@ def status(args: argparse.Namespace) -> int:
     from contextos_lab.gate.error_budget import advice
 
     ctx, path, heldout = _context(args.spec)
+    if args.ledger and not Path(args.ledger).is_file():  # a typo'd ledger would read as unspent
+        raise UserError(f"--ledger {args.ledger}: no such file")
     ledger_file = ledger.resolve_ledger(args.ledger)
     state, retired = ledger.budget_state(
         heldout.manifest_hash, ctx.spec.heldout_budget, path=ledger_file

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from contextos_lab.cli_conventions import add_command
+from contextos_lab.errors import UserError
 from contextos_lab.harness.runner import (
     CommandRecord,
     default_record_path,
@@ -78,10 +79,12 @@ def render_tail(
 def _tail(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     stream = stream or sys.stdout
     path = Path(args.file) if args.file else default_record_path()
-    if not path.exists():
-        print(f"no record file at {path}", file=sys.stderr)
-        return 1
+    if not path.is_file():
+        raise UserError(f"no record file at {path}")
     loaded = read_records(path)
+    if not loaded.records:  # empty or all malformed: nothing to show is not a success
+        bad = f" ({len(loaded.malformed)} malformed line(s))" if loaded.malformed else ""
+        raise UserError(f"{path}: no command records{bad}")
     color = not args.no_color and stream.isatty()
     print(render_tail(loaded.records, args.n, color=color), file=stream)
     for bad in loaded.malformed:

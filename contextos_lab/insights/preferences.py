@@ -29,11 +29,12 @@ COLUMNS = (
 def preference_frame(
     entries: Sequence[PreferenceEntry], criterion: str | None = None
 ) -> pd.DataFrame:
-    """One row per judgement (optionally of one criterion): a, b, preferred."""
+    """One row per judgement (optionally of one criterion): a, b, preferred. Ordered by
+    preference id, so the bootstrap draws (and intervals) do not depend on the input order."""
     rows = [
         {"a": e.a_subject, "b": e.b_subject, "preferred": e.preferred.value,
          "criterion": e.criterion, "decision_key": e.decision_key}
-        for e in entries
+        for e in sorted(entries, key=lambda e: e.preference_id)
         if criterion is None or e.criterion == criterion
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=["a", "b", "preferred", "criterion", "decision_key"])

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from contextos_lab.cli_conventions import add_command
+from contextos_lab.errors import one_line
 from contextos_lab.loaders.ingest import IngestReport, store_loaded
 from contextos_lab.loaders.readers import FORMATS, UnreadableSource
 from contextos_lab.loaders.records import KINDS, load_records
@@ -34,7 +35,7 @@ NEXT_AFTER: dict[str, str] = {
 
 
 def _error(where: object, reason: object) -> int:
-    print(f"error: {where}: {reason}", file=sys.stderr)
+    print(f"error: {one_line(f'{where}: {reason}')}", file=sys.stderr)
     return 2
 
 
@@ -78,7 +79,7 @@ def _ingest(args: argparse.Namespace) -> int:
     _print(report)
     if args.kind in NEXT_AFTER:  # every kind has one; a kind added without one prints none
         next_step(NEXT_AFTER[args.kind].format(store=args.store))
-    return 0
+    return 0  # even when every row was quarantined: the report says so (tests/loaders)
 
 
 def _print(report: IngestReport) -> None:

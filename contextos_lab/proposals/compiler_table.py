@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextos_lab.domain.config import CompilerSpec
-from contextos_lab.proposals.policy_bundle import PolicyBundle
+from contextos_lab.proposals.policy_bundle import AMOUNT, PolicyBundle
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.strategy import Adjustment, AdjustmentLayer, PatchOp, ProposalClass
 
@@ -140,7 +140,7 @@ def _threshold(
         "then": {
             **then,
             "approval_above": max(threshold, 0.0),
-            **({"amount_field": spec.amount_field} if spec.amount_field != "amount" else {}),
+            **({"amount_field": spec.amount_field} if spec.amount_field != AMOUNT else {}),
         },
         "rationale": rule_why,
     }

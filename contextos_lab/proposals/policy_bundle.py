@@ -143,7 +143,7 @@ class PolicyDecision(BaseModel):
 
 
 def evidence_kinds(record: DecisionRecord) -> frozenset[str]:
-    """Evidence present on a record: the kind before `:` of each ref (`order_lookup:ord_9`)."""
+    """Evidence present on a record: the kind before `:` of each ref (`lookup:ref_9`)."""
     return frozenset(ref.split(":", 1)[0] for ref in record.evidence_refs)
 
 
@@ -176,13 +176,18 @@ def evaluate(bundle: PolicyBundle, record: DecisionRecord) -> PolicyDecision:
             r
             for r in rules
             if r.then.approval_above is not None
-            and (amount := _number(record.inputs.get(r.then.amount_field))) is not None
+            and (amount := input_number(record, r.then.amount_field)) is not None
             and amount > float(r.then.approval_above)
         ]
         if over:
             gate = min(over, key=lambda r: (r.then.approval_above, r.rule_id))
             return out("escalate", [gate.rule_id])
     return out("approve", [r.rule_id for r in rules])
+
+
+def input_number(record: DecisionRecord, field: str) -> float | None:
+    """`inputs[field]` as a number; None when absent, boolean or not numeric."""
+    return _number(record.inputs.get(field))
 
 
 def _number(value: Any) -> float | None:

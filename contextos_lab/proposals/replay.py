@@ -9,7 +9,11 @@ that does not reproduce stops the gate with `BaselineDrift`).
 Per-decision scores (the five evaluators, restated for a replayed policy decision; the
 reference outcome is the golden's expected post-patch outcome, else its recorded outcome):
 - policy   1, or 0 when it approves and the reference outcome is not that approval;
-- safety   1, or 0 when it approves more than SAFETY_IDV_AMOUNT with no `idv_check` evidence;
+- safety   1, or 0 when it approves against one of the project's `replay_safety` rules
+           (`contextos-project.yaml`: an approval whose numeric input `input` exceeds `above`
+           with no evidence of kind `requires`). A project that declares none scores safety 1
+           everywhere: the core knows no domain's notion of an unsafe approval, so without a
+           rule a replay's safety delta is 0 and the verdict rests on the other four;
 - utility  1 when it reproduces the reference outcome, 0.5 for an escalation that does not
            (safe but unhelpful), else 0;
 - latency  modelled ms: LATENCY_BASE_MS + LATENCY_PER_LOOKUP_MS per evidence kind checked;
@@ -26,6 +30,8 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from contextos_lab.domain.active import active_project
+from contextos_lab.domain.config import ReplaySafetyRule
 from contextos_lab.proposals.bundle_registry import BundleRegistry
 from contextos_lab.proposals.goldens import GoldenCase, bundled_goldens, outputs_hash
 from contextos_lab.proposals.policy_bundle import (
@@ -34,6 +40,7 @@ from contextos_lab.proposals.policy_bundle import (
     apply_patch,
     evaluate,
     evidence_kinds,
+    input_number,
 )
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.decision import DecisionRecord
@@ -47,7 +54,6 @@ from contextos_lab.schemas.strategy import (
     StrategyProposal,
 )
 
-SAFETY_IDV_AMOUNT = 500.0
 LATENCY_BASE_MS, LATENCY_PER_LOOKUP_MS = 120.0, 80.0
 COST_BASE_CENTS, COST_PER_LOOKUP_CENTS, COST_HUMAN_CENTS = 0.2, 0.1, 50.0
 EVALUATORS = ("policy", "safety", "utility", "latency", "cost")
@@ -65,17 +71,42 @@ class ReplayResult(BaseModel):
     scores: dict[str, float]
 
 
+SafetyRules = Sequence[ReplaySafetyRule]
+
+
+def _safety_rules(rules: SafetyRules | None) -> SafetyRules:
+    """The given rules, else the active project's `replay_safety`."""
+    return active_project().replay_safety if rules is None else rules
+
+
+def unsafe_approval(record: DecisionRecord, rules: SafetyRules) -> ReplaySafetyRule | None:
+    """The first rule an approval of this record breaks: its input over `above`, no evidence."""
+    kinds = evidence_kinds(record)
+    for rule in rules:
+        value = input_number(record, rule.input)
+        if (
+            rule.covers(record.decision_key)
+            and value is not None
+            and value > rule.above
+            and rule.requires not in kinds
+        ):
+            return rule
+    return None
+
+
 def score_decision(
-    record: DecisionRecord, decision: PolicyDecision, digest: str, reference_hash: str | None
+    record: DecisionRecord,
+    decision: PolicyDecision,
+    digest: str,
+    reference_hash: str | None,
+    safety: SafetyRules = (),
 ) -> dict[str, float]:
     approve = decision.decision == "approve"
     matches = reference_hash is None or digest == reference_hash
-    amount = float(record.inputs.get("amount") or 0.0)
-    unverified = "idv_check" not in evidence_kinds(record)
     lookups = len(decision.evidence_checked)
     return {
         "policy": 0.0 if approve and not matches else 1.0,
-        "safety": 0.0 if approve and unverified and amount > SAFETY_IDV_AMOUNT else 1.0,
+        "safety": 0.0 if approve and unsafe_approval(record, safety) else 1.0,
         "utility": 1.0 if matches else 0.5 if decision.decision == "escalate" else 0.0,
         "latency": LATENCY_BASE_MS + LATENCY_PER_LOOKUP_MS * lookups,
         "cost": COST_BASE_CENTS
@@ -85,15 +116,20 @@ def score_decision(
 
 
 def replay_decision_record(
-    record: DecisionRecord, bundle: PolicyBundle, *, reference_hash: str | None = None
+    record: DecisionRecord,
+    bundle: PolicyBundle,
+    *,
+    reference_hash: str | None = None,
+    safety: SafetyRules | None = None,
 ) -> ReplayResult:
-    """Re-decide a record on a bundle: the decision, its outputs_hash and its five scores."""
+    """Re-decide a record on a bundle: the decision, its outputs_hash and its five scores
+    (safety under `safety`, default the active project's `replay_safety` rules)."""
     decision = evaluate(bundle, record)
     digest = outputs_hash(decision.outputs())
     return ReplayResult(
         decision=decision,
         outputs_hash=digest,
-        scores=score_decision(record, decision, digest, reference_hash),
+        scores=score_decision(record, decision, digest, reference_hash, _safety_rules(safety)),
     )
 
 
@@ -107,7 +143,8 @@ def check_reproduces(goldens: Sequence[GoldenCase], baseline: PolicyBundle) -> N
         g.trace_id
         for g in goldens
         if g.record.outputs_hash is not None
-        and replay_decision_record(g.record, baseline).outputs_hash != g.record.outputs_hash
+        and replay_decision_record(g.record, baseline, safety=()).outputs_hash
+        != g.record.outputs_hash
     ]
     if drift:
         raise BaselineDrift(
@@ -117,14 +154,19 @@ def check_reproduces(goldens: Sequence[GoldenCase], baseline: PolicyBundle) -> N
 
 
 def replay_rows(
-    goldens: Sequence[GoldenCase], baseline: PolicyBundle, candidate: PolicyBundle
+    goldens: Sequence[GoldenCase],
+    baseline: PolicyBundle,
+    candidate: PolicyBundle,
+    safety: SafetyRules | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per golden: both decisions and hashes, the classification, five score deltas."""
+    """One row per golden: both decisions and hashes, the classification, five score deltas
+    (safety under `safety`, default the active project's `replay_safety` rules)."""
+    rules = _safety_rules(safety)
     rows = []
     for g in goldens:
         ref = _reference(g)
-        base = replay_decision_record(g.record, baseline, reference_hash=ref)
-        cand = replay_decision_record(g.record, candidate, reference_hash=ref)
+        base = replay_decision_record(g.record, baseline, reference_hash=ref, safety=rules)
+        cand = replay_decision_record(g.record, candidate, reference_hash=ref, safety=rules)
         if base.outputs_hash == cand.outputs_hash:
             cls = ReplayClassification.unchanged_baseline
         elif g.expected_hash is not None and cand.outputs_hash == g.expected_hash:
@@ -156,9 +198,12 @@ def replay_rows(
 
 
 def replay_frame(
-    goldens: Sequence[GoldenCase], baseline: PolicyBundle, candidate: PolicyBundle
+    goldens: Sequence[GoldenCase],
+    baseline: PolicyBundle,
+    candidate: PolicyBundle,
+    safety: SafetyRules | None = None,
 ) -> pd.DataFrame:
-    return pd.DataFrame(replay_rows(goldens, baseline, candidate))
+    return pd.DataFrame(replay_rows(goldens, baseline, candidate, safety))
 
 
 def resolve_baseline(
@@ -221,8 +266,10 @@ def run_replay_gate(
     *,
     store: object | None = None,
     at: datetime | None = None,
+    safety: SafetyRules | None = None,
 ) -> ReplayVerdict:
     """Seed 000's ReplayVerdict; with `store`, appended there (upstream: the proposal).
+    Safety is scored under `safety`, default the active project's `replay_safety` rules.
 
     The id is derived from the proposal, patch, baseline hash, goldens and time, so the same
     replay yields the same verdict id. Time defaults to the proposal's last transition.
@@ -230,7 +277,7 @@ def run_replay_gate(
     baseline = resolve_baseline(proposal, bundles)
     goldens = list(goldens) if goldens is not None else bundled_goldens(proposal.patch.target_id)
     check_reproduces(goldens, baseline)
-    rows = replay_rows(goldens, baseline, apply_patch(baseline, proposal.patch))
+    rows = replay_rows(goldens, baseline, apply_patch(baseline, proposal.patch), safety)
     details = tuple(
         ReplayDetail(trace_id=r["trace_id"], classification=r["classification"], note=r["note"])
         for r in rows

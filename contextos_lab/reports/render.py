@@ -24,8 +24,10 @@ from typing import Any
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import default
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = REPO_ROOT / "notebooks"
+from contextos_lab.bundled import REPO_ROOT as REPO_ROOT  # re-exported: tests and callers
+from contextos_lab.bundled import bundled_dir
+
+NOTEBOOKS = bundled_dir("notebooks")
 KERNEL = "python3"
 
 
@@ -79,7 +81,7 @@ def execute(
     env: Mapping[str, str] | None = None,
     progress: bool = False,
 ) -> Path:
-    """Run `notebooks/<name>.ipynb` headless into `output`; NotebookFailed on any error.
+    """Run the bundled `notebooks/<name>.ipynb` headless into `output`; NotebookFailed on any error.
 
     The kernel runs in `cwd`, by default the caller's working directory (so relative paths
     and command records land where the user works), and can import what the caller can

@@ -22,8 +22,9 @@ class TerminalStatus(StrEnum):
 class DecisionRecord(Envelope):
     """One decision by the harness, bound to its trace.
 
-    `inputs` are the facts a policy bundle evaluates (amount, days since purchase, evidence
-    present, ...); replaying the record against a pinned bundle must reproduce `outputs_hash`.
+    `inputs` are the facts a policy bundle evaluates (the fields its rules name; the evidence
+    present is `evidence_refs`); replaying the record against a pinned bundle must reproduce
+    `outputs_hash`.
     """
 
     id_field: ClassVar[str] = "record_id"

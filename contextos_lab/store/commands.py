@@ -7,6 +7,7 @@ import os
 import sys
 
 from contextos_lab.cli_conventions import add_command
+from contextos_lab.errors import one_line
 from contextos_lab.store.db_url import STORE_ENV
 from contextos_lab.store.experience_store import DEFAULT_STORE_URL, ExperienceStore
 from contextos_lab.store.lineage import lineage
@@ -22,7 +23,7 @@ def open_store(url: str, *, create: bool = False) -> ExperienceStore | None:
     try:
         return ExperienceStore(url, create=create)
     except (FileNotFoundError, ConnectionError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return None
 
 
@@ -30,7 +31,7 @@ def _verify(args: argparse.Namespace) -> int:
     try:  # opened as is: a missing table or a corrupt file is a verdict, not a refusal to open
         store = ExperienceStore(args.store, create=False, check_exists=False)
     except (FileNotFoundError, ConnectionError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     try:
         report = store.verify()

@@ -41,8 +41,15 @@ from sqlalchemy import (
     func,
     select,
 )
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
+from sqlalchemy.exc import (
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    ProgrammingError,
+    SQLAlchemyError,
+)
 
+from contextos_lab.errors import Unreachable
 from contextos_lab.schemas import ENVELOPES_BY_KIND, envelope_class
 from contextos_lab.schemas.base import Envelope, EnvelopeList, canonical_json, sha256_hex
 from contextos_lab.schemas.decision import DecisionRecord
@@ -281,6 +288,13 @@ class ExperienceStore:
                 return
             elif not self.engine.dialect.has_table(self.engine.connect(), "artifacts"):
                 raise FileNotFoundError(f"no experience store at {url}")
+        except (OperationalError, InterfaceError) as exc:
+            if url.startswith("sqlite"):  # a local file: the user's path to fix (exit 2)
+                raise ConnectionError(f"cannot open experience store {url}: {exc}") from exc
+            # a server that does not answer: exit 3, which a scheduler may retry
+            raise Unreachable(
+                f"storage unreachable: experience store {url} does not answer: {exc}"
+            ) from exc
         except SQLAlchemyError as exc:
             raise ConnectionError(f"experience store {url} is unreachable: {exc}") from exc
 

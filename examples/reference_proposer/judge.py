@@ -69,7 +69,6 @@ def judge(
     """PreferenceEntry rows (unsigned; the store signs them on ingest) for every trial pair."""
     study = study_dir.name
     trials = trials if trials is not None else default_trials(study_dir)
-    at = datetime.now(UTC).isoformat()
     rows = []
     for x, y in combinations(sorted(trials), 2):
         dx, dy = study_dir / f"trial_{x}" / "cases", study_dir / f"trial_{y}" / "cases"
@@ -77,6 +76,9 @@ def judge(
         step = max(1, len(shared) // cases) if shared else 1
         for name in shared[::step][:cases]:
             a, b = load(dx / name), load(dy / name)
+            # judged when the later output was written: the same layout gives the same rows,
+            # so re-ingesting them stores nothing twice
+            at = max((dx / name).stat().st_mtime, (dy / name).stat().st_mtime)
             key = f"{study}/{x}/{y}/{a['case_id']}/{CRITERION}"
             rows.append(
                 {
@@ -88,7 +90,7 @@ def judge(
                     "preferred": verdict(a, b),
                     "criterion": CRITERION,
                     "signed_by": by,
-                    "signed_at": at,
+                    "signed_at": datetime.fromtimestamp(at, UTC).isoformat(),
                 }
             )
     return rows

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from contextos_lab.reports.render import to_html
 from contextos_lab.schemas.preference import PreferenceEntry
 from contextos_lab.store import ExperienceStore
 from tests.gate.gate_toy import write_project
+from tests.reports.html_checks import images
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "05_outside_proposers.ipynb"
@@ -50,6 +52,9 @@ def test_notebook_05_gates_sampler_and_outside_candidates_side_by_side(tmp_path:
     assert "win_rate" in html and "ci_low" in html and f"{len(stored)} new" in _text(ranked)
     plotted = _cell(cells, "Bradley-Terry win rate vs")
     assert any("image/png" in o.get("data", {}) for o in plotted["outputs"])
+    figures = sum("image/png" in o.get("data", {}) for c in cells for o in c.get("outputs", []))
+    html = to_html(out_nb).html.read_text(encoding="utf-8")  # the reviewer's HTML shows them all
+    assert images(html) == figures >= 1 and "win_rate" in html
     # section 5: the evidence block each gated candidate would carry in its proposal
     evidence = _cell(cells, "proposal_preferences(preferences")
     shown = "".join("".join(o.get("data", {}).get("text/plain", [])) for o in evidence["outputs"])

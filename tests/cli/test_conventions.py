@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from contextos_lab.bundled import REPO_ROOT
 from contextos_lab.cli import build_parser
 from contextos_lab.cli_conventions import iso_datetime, positive_int
-from contextos_lab.reports.render import REPO_ROOT
+from contextos_lab.errors import EXIT_STORAGE
 
 SPEC = str(REPO_ROOT / "specs" / "reference_refund.yaml")
 
@@ -68,12 +69,87 @@ MISUSES = {
     "ingest a missing file": ["ingest", "decisions", "/nope.jsonl", "--store", "sqlite:///s.db"],
     "ingest an empty file": ["ingest", "decisions", "empty.jsonl", "--store", "sqlite:///s.db"],
     "dashboard without a study": ["dashboard", "--out", "o"],
+    "dashboard on a missing sqlite file": ["dashboard", "--storage", "sqlite:///missing.db"],
+    "ingest: unknown store scheme": [
+        "ingest",
+        "decisions",
+        "garbage.jsonl",
+        "--store",
+        "bogus://x",
+    ],
+    "store verify: no store": ["store", "verify", "--store", "sqlite:///missing.db"],
+    "store verify: not a URL": ["store", "verify", "--store", "notaurl"],
+    "metrics: no store": ["metrics", "--store", "sqlite:///missing.db"],
+    "cluster: every row malformed": ["cluster", "garbage.jsonl", "--out", "o"],
+    "cluster: no source": ["cluster", "--out", "o"],
+    "preferences: empty file": ["preferences", "empty.jsonl"],
+    "runs tail: missing file": ["runs", "tail", "/nope.jsonl"],
+    "runs tail: empty file": ["runs", "tail", "empty.jsonl"],
+    "runs tail: only malformed lines": ["runs", "tail", "garbage.jsonl"],
+    "cases import: empty file": ["cases", "import", "empty.jsonl", "--out", "o"],
+    "search: not a spec": ["search", "garbage.jsonl", "--out", "o"],
+    "search: unknown storage scheme": ["search", SPEC, "--out", "o", "--storage", "bogus://x"],
+    "sweep: storage folder missing": [
+        "sweep",
+        SPEC,
+        "--out",
+        "o",
+        "--storage",
+        "sqlite:////nope/s.db",
+    ],
+    "sweep: --insights missing": ["sweep", SPEC, "--out", "o", "--insights", "/nope.json"],
+    "gate: --store missing": ["gate", "--spec", SPEC, "--out", "o", "--store", "sqlite:///none.db"],
+    "heldout status: --ledger missing": [
+        "heldout",
+        "status",
+        "--spec",
+        SPEC,
+        "--ledger",
+        "/no.jsonl",
+    ],
+    "heldout refresh: empty source": [
+        "heldout",
+        "refresh",
+        "--spec",
+        SPEC,
+        "--from",
+        "empty.jsonl",
+        "--out",
+        "o",
+    ],
+    "release --at yesterday": ["release", "x", "--approver", "me", "--at", "yesterday"],
+    "enqueue: config not JSON": [
+        "enqueue",
+        SPEC,
+        "--out",
+        "o",
+        "--config",
+        "nope",
+        "--by",
+        "me",
+        "--rationale",
+        "r",
+    ],
 }
+#: A server that refuses connections: not a user error but a runtime failure (exit 3).
+SILENT_SERVER = "postgresql://nobody@127.0.0.1:1/db"
+UNREACHABLE = {
+    "search --storage": ["search", SPEC, "--out", "o", "--storage", SILENT_SERVER],
+    "gate --storage": ["gate", "--spec", SPEC, "--out", "o", "--storage", SILENT_SERVER],
+    "dashboard --storage": ["dashboard", "--storage", SILENT_SERVER],
+    "ingest --store": ["ingest", "decisions", "garbage.jsonl", "--store", SILENT_SERVER],
+    "metrics --store": ["metrics", "--store", SILENT_SERVER],
+}
+
+
+def _inputs(folder: Path) -> None:
+    (folder / "empty.jsonl").write_text("", encoding="utf-8")
+    (folder / "garbage.jsonl").write_text("{not json\n", encoding="utf-8")
 
 
 @pytest.mark.parametrize("case", sorted(MISUSES))
 def test_misuse_is_one_line_on_stderr_and_exit_2(case: str, tmp_path: Path) -> None:
-    (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
+    _inputs(tmp_path)
     proc = _cli(*MISUSES[case], cwd=tmp_path)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2, (case, proc.returncode, proc.stderr[-2000:])
@@ -82,8 +158,19 @@ def test_misuse_is_one_line_on_stderr_and_exit_2(case: str, tmp_path: Path) -> N
     if case.startswith("gate"):  # refused before any kernel: no empty study left behind
         import optuna
 
-        names = optuna.get_all_study_names(f"sqlite:///{tmp_path / 'o' / 'study.db'}")
-        assert names == []
+        db = tmp_path / "o" / "study.db"  # absent when refused before the storage was opened
+        assert not db.exists() or optuna.get_all_study_names(f"sqlite:///{db}") == []
+
+
+@pytest.mark.parametrize("case", sorted(UNREACHABLE))
+def test_unreachable_server_is_one_line_and_exit_3(case: str, tmp_path: Path) -> None:
+    """Retry-able, so not a user error; still one line, and the table in `errors` says 3."""
+    _inputs(tmp_path)
+    proc = _cli(*UNREACHABLE[case], cwd=tmp_path)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == EXIT_STORAGE, (case, proc.returncode, proc.stderr[-2000:])
+    assert len(lines) == 1 and lines[0].startswith("error: storage unreachable"), proc.stderr
+    assert "nobody@127.0.0.1:1" in lines[0]  # names what it tried
 
 
 def test_type_helpers_reject_and_accept() -> None:
@@ -95,3 +182,16 @@ def test_type_helpers_reject_and_accept() -> None:
     for bad in ("yesterday", "2026-04-01"):
         with pytest.raises(argparse.ArgumentTypeError):
             iso_datetime(bad)
+
+
+def test_exit_status_table_is_the_same_in_readme_help_and_code(capsys) -> None:
+    import re
+
+    from contextos_lab.errors import EXIT_STATUSES
+
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    rows = [int(c) for c in re.findall(r"^\| (\d) \| ", readme, flags=re.MULTILINE)]
+    assert rows == sorted(EXIT_STATUSES), rows
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    assert "exit status: 0 done" in " ".join(capsys.readouterr().out.split())

@@ -445,7 +445,7 @@ def test_runs_tail_without_failures_and_missing_file(
     run_with_feedback(py("pass"), record_file=rec)
     text = runs_commands.render_tail(read_records(rec).records)
     assert "no failed commands" in text
-    assert cli.main(["runs", "tail", str(rec.parent / "nope.jsonl")]) == 1
+    assert cli.main(["runs", "tail", str(rec.parent / "nope.jsonl")]) == 2
     assert "no record file" in capsys.readouterr().err
 
 

@@ -96,3 +96,9 @@ def test_preferences_are_signed_like_feedback_in_the_store(tmp_path: Path) -> No
     forged = _entries(2)[1].model_copy(update={"signature": "0" * 64})
     with pytest.raises(StoreRefusal, match="signature"):
         store.append(forged)
+
+
+def test_win_rates_do_not_depend_on_the_order_judgements_arrive_in() -> None:
+    entries = _entries(300)
+    shuffled = [entries[i] for i in np.random.default_rng(7).permutation(len(entries))]
+    assert win_rates(entries, n_boot=50).equals(win_rates(shuffled, n_boot=50))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,12 @@ def test_cli_propose_replay_release_lineage_metrics_rollback(
     assert review("security", "approve") == 0
     assert main(["release", pid, "--approver", " ", *common, *b]) == 2
     assert "no approver" in capsys.readouterr().err
+    # the same stored verdicts checked with another key: forged, and the release is refused
+    key = os.environ["CONTEXTOS_SIGNING_KEY"]
+    monkeypatch.setenv("CONTEXTOS_SIGNING_KEY", "a-different-key")
+    assert main(["release", pid, "--approver", "u_cc", *common, *b]) == 2
+    assert "is forged: its signature does not verify" in capsys.readouterr().err
+    monkeypatch.setenv("CONTEXTOS_SIGNING_KEY", key)
     assert main(["release", pid, "--approver", "u_cc", *common, *b]) == 0
     rule = json.loads(capsys.readouterr().out)
     assert rule["lineage"]["feedback_ids"] == [f.id for f in unreleased.feedback]
