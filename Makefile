@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint venv clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"

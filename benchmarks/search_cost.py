@@ -29,10 +29,13 @@ Goals (issue 16), in `benchmarks/results/search_cost.json`:
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
 import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +49,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import search_efficiency as se  # noqa: E402
 
+from contextos_lab.autotune import objective  # noqa: E402
 from contextos_lab.autotune import study as study_mod  # noqa: E402
 from contextos_lab.autotune.context import RunContext, prepare  # noqa: E402
 from contextos_lab.autotune.pareto import hypervolume_history, trials_frame  # noqa: E402
@@ -54,6 +58,7 @@ from contextos_lab.autotune.sampler_config import SamplerConfig  # noqa: E402
 from contextos_lab.autotune.spec import load_spec  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
+EVALUATORS = ("policy", "safety", "utility", "latency", "economics")
 #: (name, sampler config, fidelity); the kit default is `tpe` (with its front local search).
 RUNS: list[tuple[str, dict[str, Any], str]] = [
     ("kit_default", {"kind": "tpe"}, "full"),
@@ -94,6 +99,159 @@ def run_one(
     return hist
 
 
+def _key(params: dict[str, Any], names: list[str]) -> tuple[Any, ...]:
+    return tuple(round(params[n], 9) if isinstance(params[n], float) else params[n] for n in names)
+
+
+def lookup_table(ctx: RunContext, grid: pd.DataFrame) -> dict[tuple[Any, ...], dict[str, float]]:
+    """Config -> its enumerated scores (and error rate, when the grid records one)."""
+    names = list(ctx.space.names)
+    cols = [c for c in (*EVALUATORS, "error_rate") if c in grid]
+    return {
+        _key(row, names): {c: float(row[c]) for c in cols}
+        for row in grid[names + cols].to_dict(orient="records")
+    }
+
+
+@contextlib.contextmanager
+def grid_lookup(ctx: RunContext, table: dict[tuple[Any, ...], dict[str, float]]) -> Iterator[None]:
+    """Full-set trials read their scores from the enumerated grid instead of running the
+    harness (bit-identical: each grid is checked against `score_config`); restored after."""
+    names = list(ctx.space.names)
+    real = objective.score_config
+
+    def lookup(_ctx: RunContext, params: dict[str, Any]) -> dict[str, Any]:
+        row = table[_key(params, names)]
+        return {
+            "scores": {e: row[e] for e in EVALUATORS},
+            "n_case_errors": 0,
+            "error_rate": row.get("error_rate", 0.0),
+            "harness_s": 0.0,
+        }
+
+    objective.score_config = lookup  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        objective.score_config = real  # type: ignore[assignment]
+
+
+# -- the slow stand-in harness (examples/standin_llm) ---------------------------------------------
+
+STANDIN_SPEC = REPO / "examples" / "standin_llm" / "spec.yaml"
+STANDIN_RUNS: list[tuple[str, dict[str, Any], str]] = [
+    ("kit_default", {"kind": "tpe"}, "full"),
+    ("kit_default", {"kind": "tpe"}, "racing"),
+    ("random", {"kind": "random"}, "full"),
+]
+STANDIN_FULL_TRIALS = 100
+STANDIN_RACING_CALLS_IN_TRIALS = 50
+STANDIN_BUDGETS = [10, 25, 50, 100]
+N_STANDIN_CHECK = 3  # grid configs re-scored with the spec's own (sleeping) time scale
+
+
+def standin_ctx(time_scale: float | None = 0.0) -> RunContext:
+    """The stand-in's spec without sleeps (time_scale 0) and without its money budget.
+
+    Its scores do not depend on the sleeps: latency is the seeded draw it reports, and every
+    run is seeded per (case, repeat); `enumerate_standin` checks that on a few configs."""
+    spec = load_spec(STANDIN_SPEC)
+    kwargs = dict(spec.harness_kwargs)
+    if time_scale is not None:
+        kwargs["time_scale"] = time_scale
+    return prepare(spec.model_copy(update={"harness_kwargs": kwargs, "budget": None}))
+
+
+def enumerate_standin(ctx: RunContext) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Every config of the stand-in's grid through `score_config` (in this process; cached)."""
+    h = hashlib.sha256()
+    for path in [
+        STANDIN_SPEC.parent / "standin_llm.py",
+        *sorted((REPO / "contextos_lab" / "evaluators").glob("*.py")),
+        *sorted((REPO / "contextos_lab" / "harness").glob("*.py")),
+    ]:
+        h.update(path.read_bytes())
+    h.update(ctx.search.digest.encode())
+    h.update(ctx.spec.model_dump_json().encode())
+    cache = RESULTS / "cache" / f"standin_grid_{h.hexdigest()[:16]}.parquet"
+    configs = list(ctx.space.enumerate())
+    info: dict[str, Any] = {"cache": str(cache.relative_to(REPO)), "n_configs": len(configs)}
+    if cache.exists():
+        frame = pd.read_parquet(cache)
+        info["from_cache"] = True
+    else:
+        t0 = time.perf_counter()
+        rows = []
+        for i, config in enumerate(configs):
+            out = objective.score_config(ctx, config)
+            rows.append({**config, **out["scores"], "error_rate": out["error_rate"]})
+            if i % 200 == 0:
+                print(f"  stand-in enumerated {i}/{len(configs)} "
+                      f"({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
+        frame = pd.DataFrame(rows)
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_parquet(cache)
+        info["enumeration_s"] = round(time.perf_counter() - t0, 1)
+        info["from_cache"] = False
+    info["max_error_rate_in_grid"] = float(frame["error_rate"].max())
+    sleeping = standin_ctx(time_scale=None)  # the spec's own time scale: real sleeps
+    rng = np.random.default_rng(20261123)
+    for i in rng.choice(len(configs), size=N_STANDIN_CHECK, replace=False):
+        again = objective.score_config(sleeping, configs[int(i)])["scores"]
+        row = frame.iloc[int(i)]
+        if {e: float(row[e]) for e in EVALUATORS} != again:
+            raise SystemExit(f"stand-in grid mismatch at {configs[int(i)]}: {again}")
+    info["verified_with_sleeps"] = N_STANDIN_CHECK
+    print(f"  stand-in grid: {len(configs)} configs; {N_STANDIN_CHECK} re-scored with the "
+          "spec's sleeps: identical", flush=True)  # fmt: skip
+    return frame, info
+
+
+def run_standin(seeds: list[int]) -> dict[str, Any]:
+    """The same measurement on the stand-in LLM harness (194 cases x 3 repeats)."""
+    t0 = time.perf_counter()
+    ctx = standin_ctx()
+    n_cases = len(ctx.search)
+    grid, info = enumerate_standin(ctx)
+    truth = se.true_front(ctx, grid)
+    sizes = ctx.spec.racing.sizes(n_cases)
+    print(
+        f"\nstand-in harness: true feasible front {truth['n_front_points']} points, HV "
+        f"{truth['hypervolume']:.6f}; {n_cases} cases x {ctx.spec.repeats} repeats; "
+        f"racing stages {sizes}"
+    )
+    frame, _ = run_matrix(
+        ctx, STANDIN_RUNS, seeds, lookup_table(ctx, grid), STANDIN_FULL_TRIALS,
+        STANDIN_RACING_CALLS_IN_TRIALS, STANDIN_BUDGETS, truth["hypervolume"], [],
+    )  # fmt: skip
+    unit = f"case evaluations (each {ctx.spec.repeats} harness calls)"
+    out = summarise(frame, STANDIN_RUNS, STANDIN_BUDGETS, n_cases, len(seeds), unit)
+    cost = out["cost"]
+    full_to = cost.loc["kit_default/full", "calls_to_0.95"]
+    racing_to = cost.loc["kit_default/racing", "calls_to_0.95"]
+    return {
+        "spec": str(STANDIN_SPEC.relative_to(REPO)),
+        "harness_kwargs": ctx.spec.harness_kwargs,
+        "n_cases": n_cases,
+        "repeats": ctx.spec.repeats,
+        "racing_stage_sizes": sizes,
+        "budgets": {
+            "full_trials": STANDIN_FULL_TRIALS,
+            "racing_case_evaluations": STANDIN_RACING_CALLS_IN_TRIALS * n_cases,
+        },
+        "truth": truth,
+        "enumeration": info,
+        "printed": out["printed"],
+        "median_ratio": json.loads(out["med"].to_json(orient="index")),
+        "min_ratio": json.loads(out["low"].to_json(orient="index")),
+        "racing_share_of_calls_to_0.95": float(racing_to / full_to)
+        if np.isfinite(full_to)
+        else None,
+        "per_seed": json.loads(frame.to_json(orient="records")),
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+
+
 def ratio_at(hist: pd.DataFrame, calls: int, truth: float) -> float:
     seen = hist.loc[hist["calls"] <= calls, "hypervolume"]
     return float(seen.max() / truth) if len(seen) else 0.0
@@ -104,15 +262,122 @@ def calls_to(hist: pd.DataFrame, level: float, truth: float) -> float:
     return float(hit.iloc[0]) if len(hit) else float("inf")
 
 
+def run_matrix(
+    ctx: RunContext,
+    runs: list[tuple[str, dict[str, Any], str]],
+    seeds: list[int],
+    table: dict[tuple[Any, ...], dict[str, float]],
+    full_trials: int,
+    racing_calls_in_trials: int,
+    budgets: list[int],
+    truth: float,
+    only: list[str],
+) -> tuple[pd.DataFrame, dict[str, list[list[float]]]]:
+    """Every (run, seed) study, one after another; a row per study and the HV curves."""
+    n_cases = len(ctx.search)
+    rows: list[dict[str, Any]] = []
+    curves: dict[str, list[list[float]]] = {}
+    for name, kw, fidelity in runs:
+        label = f"{name}/{fidelity}"
+        if only and label not in only:
+            continue
+        for seed in seeds:
+            t1 = time.perf_counter()
+            cfg = SamplerConfig(seed=seed, **kw)
+            if fidelity == "full":
+                with grid_lookup(ctx, table):
+                    hist = run_one(ctx, cfg, "full", 10**12, full_trials)
+            else:
+                hist = run_one(ctx, cfg, "racing", racing_calls_in_trials * n_cases, 10**6)
+            curves.setdefault(label, []).append(hist[["calls", "hypervolume"]].to_numpy().tolist())
+            row: dict[str, Any] = {
+                "run": label,
+                "seed": seed,
+                "trials": len(hist),
+                "pruned": int((hist["state"] == "PRUNED").sum()),
+                "calls": int(hist["calls"].iloc[-1]),
+                "calls_to_0.95": calls_to(hist, 0.95, truth),
+                "calls_to_0.99": calls_to(hist, 0.99, truth),
+                "seconds": round(time.perf_counter() - t1, 1),
+            }
+            for b in budgets:
+                row[f"ratio@{b}"] = ratio_at(hist, b * n_cases, truth)
+            rows.append(row)
+            top = max(b for b in budgets if b <= racing_calls_in_trials)
+            print(
+                f"  {label:32s} seed {seed}: {row['trials']} trials ({row['pruned']} dropped), "
+                f"{row['calls']} case evaluations, ratio@{top} {row[f'ratio@{top}']:.4f}, "
+                f"calls to 0.95 {row['calls_to_0.95']:.0f} ({row['seconds']} s)",
+                flush=True,
+            )
+    return pd.DataFrame(rows), curves
+
+
+def summarise(
+    frame: pd.DataFrame, runs: list[tuple[str, dict[str, Any], str]], budgets: list[int],
+    n_cases: int, n_seeds: int, unit: str,
+) -> dict[str, Any]:  # fmt: skip
+    """Median and minimum ratio per run and budget, and the median cost to 0.95 / 0.99."""
+    cols = [f"ratio@{b}" for b in budgets]
+    order = [f"{n}/{f}" for n, _, f in runs]
+    med = frame.groupby("run")[cols].median().reindex(order)
+    low = frame.groupby("run")[cols].min().reindex(order)
+    cost = frame.groupby("run")[["calls_to_0.95", "calls_to_0.99", "trials", "pruned"]].median()
+    cost = cost.reindex(order)
+    header = f"columns: {unit}, in full-set trials' worth (x {n_cases})"
+    printed = {
+        "median": med.round(4).to_string(),
+        "min": low.round(4).to_string(),
+        "cost": cost.to_string(),
+    }
+    print(f"\nfeasible hypervolume found / true (median over {n_seeds} seeds); {header}")
+    print(printed["median"])
+    print("\nminimum over seeds")
+    print(printed["min"])
+    print(f"\n{unit} to reach 0.95 / 0.99 of the true hypervolume (median)")
+    print(printed["cost"])
+    return {"med": med, "low": low, "cost": cost, "cols": cols, "printed": printed}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--spec", default=str(REPO / "specs" / "reference_refund.yaml"))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--out", default=str(RESULTS / "search_cost.json"))
+    parser.add_argument("--first-seed", type=int, default=0, help="tuning uses seeds 10..")
+    parser.add_argument(
+        "--racing", default="", help="JSON overriding the spec's racing schedule (tuning)"
+    )
+    parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated run labels (e.g. kit_default/racing): a "
+        "partial run for tuning; prints its table, writes nothing",
+    )
+    parser.add_argument("--no-standin", action="store_true", help="skip the stand-in harness")
+    parser.add_argument(
+        "--standin-only",
+        action="store_true",
+        help="run only the stand-in part and store it in the existing --out JSON",
+    )
     args = parser.parse_args(argv)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    if args.standin_only:
+        out = Path(args.out)
+        result = json.loads(out.read_text())
+        load = [round(x, 2) for x in os.getloadavg()]
+        standin = run_standin(list(range(args.first_seed, args.first_seed + args.seeds)))
+        standin["load_average_before"] = load
+        standin["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+        result["slow_standin_harness"] = standin
+        out.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"wrote the stand-in section of {out}")
+        return 0
     load_before = os.getloadavg()
     spec = load_spec(args.spec)
+    if args.racing:
+        racing = {**spec.racing.model_dump(), **json.loads(args.racing)}
+        spec = spec.model_copy(update={"racing": type(spec.racing).model_validate(racing)})
     ctx = prepare(spec)
     n_cases = len(ctx.search)
     grid, enum_info = se.enumerate_grid(ctx, processes=2)
@@ -122,60 +387,17 @@ def main(argv: list[str] | None = None) -> int:
         f"true feasible front: {truth['n_front_points']} points, HV {true_hv:.6f}; "
         f"search set {n_cases} cases; racing stages {spec.racing.sizes(n_cases)}"
     )
-    grid_file = RESULTS / "cache" / f"grid_{se.grid_key(ctx)}.parquet"
-    se._init_lookup_worker(ctx.worker_payload(), str(grid_file))  # full trials read the grid
-    lookup_ctx = se._CTX
-    assert lookup_ctx is not None
-    seeds = list(range(args.seeds))
-    rows: list[dict[str, Any]] = []
-    curves: dict[str, list[list[float]]] = {}
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    only = [x for x in args.only.split(",") if x]
     t0 = time.perf_counter()
-    for name, kw, fidelity in RUNS:
-        label = f"{name}/{fidelity}"
-        for seed in seeds:
-            t1 = time.perf_counter()
-            cfg = SamplerConfig(seed=seed, **kw)
-            if fidelity == "full":
-                hist = run_one(lookup_ctx, cfg, "full", 10**12, FULL_TRIALS)
-            else:
-                hist = run_one(ctx, cfg, "racing", RACING_CALLS_IN_TRIALS * n_cases, 10**6)
-            curves.setdefault(label, []).append(hist[["calls", "hypervolume"]].to_numpy().tolist())
-            row: dict[str, Any] = {
-                "run": label,
-                "seed": seed,
-                "trials": len(hist),
-                "pruned": int((hist["state"] == "PRUNED").sum()),
-                "calls": int(hist["calls"].iloc[-1]),
-                "calls_to_0.95": calls_to(hist, 0.95, true_hv),
-                "calls_to_0.99": calls_to(hist, 0.99, true_hv),
-                "seconds": round(time.perf_counter() - t1, 1),
-            }
-            for b in TRIAL_BUDGETS:
-                row[f"ratio@{b}"] = ratio_at(hist, b * n_cases, true_hv)
-            rows.append(row)
-            print(
-                f"  {label:32s} seed {seed}: {row['trials']} trials ({row['pruned']} dropped), "
-                f"{row['calls']} case evaluations, ratio@100 {row['ratio@100']:.4f}, "
-                f"calls to 0.95 {row['calls_to_0.95']:.0f} ({row['seconds']} s)",
-                flush=True,
-            )
-    frame = pd.DataFrame(rows)
-    cols = [f"ratio@{b}" for b in TRIAL_BUDGETS]
-    order = [f"{n}/{f}" for n, _, f in RUNS]
-    med = frame.groupby("run")[cols].median().reindex(order)
-    low = frame.groupby("run")[cols].min().reindex(order)
-    cost = frame.groupby("run")[["calls_to_0.95", "calls_to_0.99", "trials", "pruned"]].median()
-    header = f"columns: case evaluations, in full-set trials' worth (x {n_cases} cases)"
-    printed_med = med.round(4).to_string()
-    printed_min = low.round(4).to_string()
-    printed_cost = cost.reindex(order).to_string()
-    print(f"\nfeasible hypervolume found / true (median over {len(seeds)} seeds); {header}")
-    print(printed_med)
-    print("\nminimum over seeds")
-    print(printed_min)
-    print("\ncase evaluations to reach 0.95 / 0.99 of the true hypervolume (median)")
-    print(printed_cost)
-
+    frame, curves = run_matrix(
+        ctx, RUNS, seeds, lookup_table(ctx, grid), FULL_TRIALS, RACING_CALLS_IN_TRIALS,
+        TRIAL_BUDGETS, true_hv, only,
+    )  # fmt: skip
+    ref = summarise(frame, RUNS, TRIAL_BUDGETS, n_cases, len(seeds), "case evaluations")
+    if only:
+        return 0
+    med, cols, cost = ref["med"], ref["cols"], ref["cost"]
     full_to = cost.loc["kit_default/full", "calls_to_0.95"]
     racing_to = cost.loc["kit_default/racing", "calls_to_0.95"]
     share = float(racing_to / full_to) if np.isfinite(full_to) else float("nan")
@@ -208,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
             "met": bool(full_at_200 >= 0.99),
         },
     }
+    standin = None if args.no_standin else run_standin(seeds)
     print()
     for k, v in goals.items():
         print(f"{k}: {v['measured']} (goal {v['goal']}): {'met' if v['met'] else 'NOT met'}")
@@ -230,13 +453,13 @@ def main(argv: list[str] | None = None) -> int:
         "seeds": seeds,
         "truth": truth,
         "enumeration": enum_info,
-        "slow_standin_harness": "not run: the real-harness issue's stand-in is not on main yet",
+        "slow_standin_harness": standin if standin is not None else "not run (--no-standin)",
         "seconds": round(time.perf_counter() - t0, 1),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
-        "printed": {"median": printed_med, "min": printed_min, "cost": printed_cost},
+        "printed": ref["printed"],
         "median_ratio": json.loads(med.to_json(orient="index")),
-        "min_ratio": json.loads(low.to_json(orient="index")),
+        "min_ratio": json.loads(ref["low"].to_json(orient="index")),
         "kit_default_full_never_below": never_below,
         "goals": goals,
         "per_seed": json.loads(frame.to_json(orient="records")),

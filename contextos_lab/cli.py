@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from contextos_lab.cli_conventions import Formatter, Parser, report_user_error
 from contextos_lab.domain.cli import add_project_option, project_from_args
-from contextos_lab.errors import ExitError
+from contextos_lab.errors import EXIT_STATUSES, ExitError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.domain.commands",
@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="contextos-lab",
         description="Turn operator corrections and failed runs into typed proposals.",
         epilog="example:\n  contextos-lab demo --out out/demo\n"
-        "  contextos-lab COMMAND --help   (each command's help ends with an example)",
+        "  contextos-lab COMMAND --help   (each command's help ends with an example)\n"
+        "exit status: " + ", ".join(f"{c} {m}" for c, m in EXIT_STATUSES.items()),
         formatter_class=Formatter,
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

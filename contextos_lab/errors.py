@@ -27,6 +27,18 @@ from __future__ import annotations
 EXIT_USAGE = 2
 EXIT_STORAGE, EXIT_HARNESS, EXIT_MISMATCH = 3, 4, 5
 EXIT_NOTEBOOK, EXIT_HELDOUT, EXIT_NO_STUDY = 6, 7, 8
+#: The table above, short, for `contextos-lab --help`.
+EXIT_STATUSES = {
+    0: "done",
+    1: "replay not clean",
+    2: "user error",
+    3: "storage unreachable",
+    4: "harness unreachable",
+    5: "study has a different spec",
+    6: "notebook failed",
+    7: "held-out overlap or budget spent",
+    8: "study vanished",
+}
 
 
 class ExitError(Exception):

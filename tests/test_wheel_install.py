@@ -24,6 +24,7 @@ from contextos_lab.bundled import BUNDLED, REPO_ROOT
 from tests.reports.html_checks import check_reviewer_html
 
 #: not needed to build a wheel (and some are large or written by concurrent runs)
+_SKIP_ANYWHERE = {"__pycache__", ".ipynb_checkpoints", "out"}  # e.g. notebooks/out (generated)
 _SKIP_AT_ROOT = {".venv", ".git", "build", "out", "reports", "benchmarks", "examples", "tests"}
 
 
@@ -75,7 +76,7 @@ def build_wheel(tmp: Path) -> Path:
     src = tmp / "src"
 
     def ignore(folder: str, names: list[str]) -> set[str]:
-        skip = {n for n in names if n == "__pycache__" or n.endswith(".egg-info")}
+        skip = {n for n in names if n in _SKIP_ANYWHERE or n.endswith(".egg-info")}
         return skip | (_SKIP_AT_ROOT & set(names) if Path(folder) == REPO_ROOT else set())
 
     shutil.copytree(REPO_ROOT, src, ignore=ignore, symlinks=True)

@@ -47,6 +47,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=positive_int, default=1, help="worker processes on one study")
     p.add_argument("--sampler", choices=["tpe", "nsgaii", "gp", "random", "optuna_default"])
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument(
+        "--fidelity",
+        choices=["full", "racing"],
+        default=None,
+        help="override the spec's fidelity (default: the spec's, racing unless it says full)",
+    )
     add_no_cache_flag(p)
     add_progress_flag(p)
     p.set_defaults(func=run)
@@ -64,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
             workers=args.workers,
             sampler=args.sampler,
             seed=args.seed,
+            fidelity=args.fidelity,
             progress=show_progress(args),
         )
     except SpecError as exc:

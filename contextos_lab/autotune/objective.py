@@ -89,12 +89,12 @@ def _case_hashes(ctx: RunContext, cases: pd.DataFrame) -> list[str]:
 
 def evaluate_cases(
     ctx: RunContext, cases: pd.DataFrame, config: Mapping[str, Any]
-) -> tuple[pd.DataFrame, int, float]:
-    """Per-case evaluator scores of `config` on `cases` (rows in the cases' order; repeats
-    averaged per case, errored runs failed), the number of errored runs, and the harness wall
-    time. Racing stages call it on subsets."""
+) -> tuple[RepeatScores, int, float]:
+    """`config` scored on `cases` (per case in the cases' order: repeats averaged, errored
+    runs failed), the number of errored runs, and the harness wall time. Racing stages call
+    it on subsets."""
     scored, execution = execute_and_score(ctx, cases, config)
-    return scored.per_case, execution.n_errors, execution.wall_s
+    return scored, execution.n_errors, execution.wall_s
 
 
 def score_config(ctx: RunContext, params: Mapping[str, Any]) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.fidelity import RacingSchedule
 from contextos_lab.autotune.objective import HarnessFailure, constraint_values, evaluate_cases
 from contextos_lab.autotune.pareto import normalised_losses
+from contextos_lab.harness.repeat_scores import RepeatScores
 from contextos_lab.schemas.base import sha256_hex
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
@@ -145,7 +146,11 @@ def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # at p = 1 (or 0) the bound is exactly 1 (or 0); rounding must not put a spotless subset
+    # an ulp below a 1.0 floor
+    low = 0.0 if p <= 0.0 else max(0.0, centre - half)
+    high = 1.0 if p >= 1.0 else min(1.0, centre + half)
+    return low, high
 
 
 def feasible_values(study: optuna.Study) -> np.ndarray:
@@ -163,7 +168,7 @@ def drop_reason(
 ) -> tuple[str, float] | None:
     """(why, margin > 0) when the evidence says the config cannot reach the feasible front."""
     for name, floor in ctx.spec.guardrails.floors.model_dump().items():
-        if est.high[name] < floor:
+        if floor - est.high[name] > MIN_DROP_MARGIN:  # evidence, not float rounding
             return (
                 f"floor {name}: at most {est.high[name]:.6g} on the full set "
                 f"(mean {est.mean[name]:.6g} on {est.n} cases) < {floor}",
@@ -207,11 +212,13 @@ def race(
     order = _order(ctx)
     config = ctx.space.config(params)
     parts: list[pd.DataFrame] = []
+    stages: list[RepeatScores] = []
     n_errors, harness_s, done = 0, 0.0, 0
     for stage, size in enumerate(sizes, start=1):
         rows = order[done:size]
-        per_case, errs, secs = evaluate_cases(ctx, ctx.search.cases.iloc[rows], config)
-        parts.append(per_case.set_axis(rows, axis=0))
+        scored, errs, secs = evaluate_cases(ctx, ctx.search.cases.iloc[rows], config)
+        stages.append(scored)
+        parts.append(scored.per_case.set_axis(rows, axis=0))
         n_errors, harness_s, done = n_errors + errs, harness_s + secs, size
         if size == n_total:
             break
@@ -224,6 +231,12 @@ def race(
             raise optuna.TrialPruned(verdict[0])
     full = pd.concat(parts).sort_index()  # the search set's own row order: same sums as full
     scores = {name: float(full[name].mean()) for name in full.columns}
+    merged = RepeatScores(
+        long=pd.concat([s.long for s in stages]),
+        per_case=full,
+        pass_k=pd.concat([s.pass_k for s in stages]),
+        repeats=stages[0].repeats,
+    )
     if any(v != v for v in scores.values()):
         raise HarnessFailure(f"evaluation produced NaN scores {scores}")
     trial.set_user_attr(
@@ -231,7 +244,13 @@ def race(
         {"stage": len(sizes), "n_stages": len(sizes), "stage_sizes": sizes,
          "case_evaluations": n_total, "dropped": None},
     )  # fmt: skip
-    return {"scores": scores, "n_case_errors": n_errors, "harness_s": harness_s}
+    return {
+        "scores": scores,
+        "n_case_errors": n_errors,
+        "error_rate": merged.error_rate,
+        "harness_s": harness_s,
+        "repeats": merged.summary(),
+    }
 
 
 def _record_drop(

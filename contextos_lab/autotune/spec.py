@@ -168,9 +168,10 @@ class TuningRunSpec(BaseModel):
     sampler: SamplerConfig = Field(default_factory=SamplerConfig)
     n_trials: int = Field(default=100, ge=1)
     fidelity: Fidelity = Field(
-        default="full",
-        description="full: every trial on the whole search set; racing: growing subsets, "
-        "completed only while the config can still reach the feasible front",
+        default="racing",
+        description="racing (default; benchmarks/search_cost.py): growing stratified subsets, "
+        "completed on the full search set only while the config can still reach the feasible "
+        "front; full: every trial on the whole search set",
     )
     racing: RacingSchedule = Field(default_factory=RacingSchedule)
     gain_tolerance: float = Field(

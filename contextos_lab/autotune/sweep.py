@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -14,6 +15,7 @@ import optuna
 import pandas as pd
 
 from contextos_lab.autotune.context import RunContext, prepare
+from contextos_lab.autotune.fidelity import Fidelity
 from contextos_lab.autotune.pareto import (
     feasible_front,
     front_report,
@@ -52,18 +54,22 @@ def sweep(
     workers: int = 1,
     sampler: str | None = None,
     seed: int | None = None,
+    fidelity: Fidelity | None = None,
     progress: bool = True,
     ctx: RunContext | None = None,
     runs: bool = True,
 ) -> SweepResult:
     """Check the spec, run (or resume) the study, and collect the front and its ranking.
 
-    `sampler` / `seed` override the spec's sampler config; `storage` defaults to a SQLite file
-    in `out_dir`. With `runs` (default) every trial's config, scores and per-case results are
-    written to `out_dir/runs/<study>/` for outside proposers (`autotune.run_layout`).
+    `sampler` / `seed` override the spec's sampler config, `fidelity` its fidelity; `storage`
+    defaults to a SQLite file in `out_dir`. With `runs` (default) every trial's config, scores
+    and per-case results are written to `out_dir/runs/<study>/` for outside proposers
+    (`autotune.run_layout`).
     """
     spec_obj = spec if isinstance(spec, TuningRunSpec) else load_spec(spec)
     ctx = ctx or prepare(spec_obj)
+    if fidelity is not None and fidelity != ctx.spec.fidelity:
+        ctx = dataclasses.replace(ctx, spec=ctx.spec.model_copy(update={"fidelity": fidelity}))
     cfg = ctx.spec.sampler
     if sampler is not None or seed is not None:
         cfg = SamplerConfig.model_validate(

@@ -34,6 +34,38 @@ def candidates_table(result: SweepResult) -> pd.DataFrame:
     return out
 
 
+def stage_text(row: pd.Series) -> str:
+    """Where a trial's evaluation ended: the full search set, or the racing stage it was
+    dropped at (stage k of n, the cases it paid for)."""
+    if row.get("state") == "FAIL":
+        return "failed"
+    stage, n_stages = row.get("stage"), row.get("n_stages")
+    if stage is None or stage != stage:  # full fidelity (or a trial from before racing)
+        return "full set" if row.get("state") == "COMPLETE" else str(row.get("state")).lower()
+    cases = row.get("case_evaluations")
+    if isinstance(row.get("drop_reason"), str):
+        return f"dropped at stage {int(stage)}/{int(n_stages)} ({int(cases)} cases)"
+    return f"stage {int(n_stages)}/{int(n_stages)}: full set ({int(cases)} cases)"
+
+
+def trials_table(result: SweepResult) -> pd.DataFrame:
+    """Every trial: its state, the racing stage it reached (or `full set`), why racing dropped
+    it, feasibility and its objective values (NaN where it never completed)."""
+    t = result.trials
+    out = pd.DataFrame(
+        {
+            "trial": t["number"],
+            "state": t["state"],
+            "stage": t.apply(stage_text, axis=1) if len(t) else pd.Series(dtype=str),
+            "dropped because": t["drop_reason"].fillna(""),
+            "feasible": t["feasible"],
+        }
+    )
+    for name in (e.value for e in result.spec.objectives):
+        out[name] = t[name].map(lambda x: "" if x != x else f"{x:.4g}")
+    return out
+
+
 def summary_markdown(result: SweepResult) -> str:
     rep: dict[str, Any] = result.report
     target = rep["target"]

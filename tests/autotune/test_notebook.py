@@ -43,3 +43,6 @@ def test_notebook_02_smoke(case_dir: Path) -> None:
     text = _outputs_text(nb)
     assert "normalised hypervolume" in text and "image/png" in json.dumps(nb)
     assert "target gain" in text and "what changes" in text  # the candidate table rendered
+    # the trials table: each trial's racing stage (racing is the default; 12 cases race in
+    # one full stage) and why racing dropped it
+    assert "dropped because" in text and "stage 1/1: full set (12 cases)" in text

@@ -20,6 +20,8 @@ from contextos_lab.autotune.pareto import feasible_front, trials_frame
 from contextos_lab.autotune.racing import case_evaluations, case_order, estimate
 from contextos_lab.autotune.spec import SpecError, parse_spec
 from contextos_lab.autotune.study import run_study
+from contextos_lab.autotune.sweep import collect
+from contextos_lab.reports.sweep_summary import trials_table
 from tests.autotune.conftest import toy_spec_dict
 from tests.autotune.toy import toy_cases
 
@@ -85,6 +87,13 @@ def test_estimate_bounds_hold_the_full_mean_and_close_at_the_full_set() -> None:
     assert whole.low == whole.high == whole.mean
 
 
+@given(n=st.integers(2, 400), rest=st.integers(1, 5000), z=st.floats(0.5, 5.0))
+def test_a_spotless_subset_never_breaches_a_one_floor(n: int, rest: int, z: float) -> None:
+    """All-pass cases keep the optimistic bound at exactly 1.0 (no float-rounding drop)."""
+    est = estimate(pd.DataFrame({"policy": np.ones(n), "safety": np.ones(n)}), n + rest, z=z)
+    assert est.high["policy"] == 1.0 and est.high["safety"] == 1.0
+
+
 def test_one_policy_violation_proves_a_floor_breach() -> None:
     policy = np.ones(40)
     policy[3] = 0.0
@@ -117,6 +126,19 @@ def test_racing_drops_on_evidence_and_completes_front_members_on_the_full_set(
     assert set(front["number"]) <= {t.number for t in complete}
     assert set(frame["stage"].dropna()) <= {1, 2, 3}
     assert sum(case_evaluations(t) for t in study.trials) < 40 * 450
+    table = trials_table(collect(study, ctx.spec)).set_index("trial")  # the sweep report's
+    for t in pruned:
+        row = table.loc[t.number]
+        racing = t.user_attrs["racing"]
+        assert row["stage"] == (
+            f"dropped at stage {racing['stage']}/{racing['n_stages']} "
+            f"({racing['case_evaluations']} cases)"
+        )
+        assert row["dropped because"] == racing["dropped"] and row["utility"] == ""
+    assert table.loc[0, "stage"] == "full set"  # the baseline never races
+    for t in complete[1:]:
+        assert table.loc[t.number, "stage"] == "stage 3/3: full set (450 cases)"
+        assert table.loc[t.number, "dropped because"] == ""
 
 
 def test_racing_is_identical_given_a_seed(big_case_dir: Path) -> None:
@@ -160,3 +182,63 @@ def test_two_workers_race_on_one_journal_study(big_case_dir: Path) -> None:
     states = {t.state for t in study.trials}
     assert states <= {TrialState.COMPLETE, TrialState.PRUNED} and TrialState.PRUNED in states
     assert all("racing" in t.user_attrs for t in study.trials[1:])
+
+
+def _paid(log: Path) -> list[tuple[str, str]]:
+    """(case, config) of every case the counting harness was paid to run."""
+    if not log.exists():
+        return []
+    return [tuple(line.split("\t", 1)) for line in log.read_text().splitlines()]  # type: ignore[misc]
+
+
+def test_racing_stages_and_reruns_never_pay_a_cached_case_twice(big_case_dir: Path) -> None:
+    """A promoted config pays only its new cases; a rerun of the study (a new study beside the
+    same result cache) pays nothing and races identically."""
+    log = big_case_dir / "calls.tsv"
+    kw = {"sampler": {"kind": "random", "seed": 3}, "harness_kwargs": {"log": str(log)}}
+    first = run_study(racing_ctx(big_case_dir, **kw), str(big_case_dir / "a.log"), n_trials=30,
+                      progress=False)  # fmt: skip
+    paid = _paid(log)
+    assert len(paid) == len(set(paid))  # no case paid twice for one config
+    racing = [t.user_attrs["racing"] for t in first.trials[1:]]
+    assert any(r["dropped"] and r["stage"] > 1 for r in racing) or any(
+        r["dropped"] is None and r["n_stages"] > 1 for r in racing
+    )  # some config was promoted past its first stage
+    for t in first.trials[1:]:
+        spend = t.user_attrs["spend"]
+        assert spend["calls"] + spend["cache_hits"] == case_evaluations(t)
+    assert sum(t.user_attrs["spend"]["calls"] for t in first.trials) == len(paid)
+
+    again = run_study(racing_ctx(big_case_dir, **kw), str(big_case_dir / "b.log"), n_trials=30,
+                      progress=False)  # fmt: skip
+    assert _paid(log) == paid  # every case of the rerun came from the cache
+    assert [(t.params, t.state, t.user_attrs.get("racing")) for t in again.trials] == [
+        (t.params, t.state, t.user_attrs.get("racing")) for t in first.trials
+    ]
+    for t in again.trials:
+        assert t.user_attrs["spend"]["calls"] == 0
+        assert t.user_attrs["spend"]["cache_hits"] == case_evaluations(t)
+
+
+def test_two_racing_workers_share_the_result_cache(big_case_dir: Path) -> None:
+    """Two workers on one journal study read and fill one cache: every paid case is metered
+    on the trial that paid it, and a second two-worker study beside it never pays a case the
+    first one paid (its baseline comes entirely from the cache)."""
+    log = big_case_dir / "calls.tsv"
+    kw = {"harness_kwargs": {"log": str(log), "delay": 0.01}}
+    first = run_study(racing_ctx(big_case_dir, **kw), str(big_case_dir / "a.log"), n_trials=16,
+                      workers=2, progress=False)  # fmt: skip
+    paid = _paid(log)
+    assert {t.state for t in first.trials} <= {TrialState.COMPLETE, TrialState.PRUNED}
+    assert sum(t.user_attrs["spend"]["calls"] for t in first.trials) == len(paid)
+    second = run_study(racing_ctx(big_case_dir, **kw), str(big_case_dir / "b.log"), n_trials=16,
+                       workers=2, progress=False)  # fmt: skip
+    new = _paid(log)[len(paid) :]
+    assert not set(new) & set(paid)
+    assert sum(t.user_attrs["spend"]["calls"] for t in second.trials) == len(new)
+    base = second.trials[0]
+    assert base.user_attrs["spend"]["calls"] == 0
+    assert base.user_attrs["spend"]["cache_hits"] == 450  # the whole search set
+    for t in second.trials:
+        spend = t.user_attrs["spend"]
+        assert spend["calls"] + spend["cache_hits"] == case_evaluations(t)

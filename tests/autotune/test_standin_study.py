@@ -36,8 +36,11 @@ def spec_dir(tmp_path: Path) -> Path:
 def test_money_budget_stops_the_study_and_a_rerun_pays_nothing(
     spec_dir: Path, tmp_path: Path
 ) -> None:
+    # full fidelity: every trial pays the whole search set (racing trials pay their stages)
+    text = (spec_dir / "spec.yaml").read_text(encoding="utf-8")
+    (spec_dir / "spec.yaml").write_text(text + "fidelity: full\n", encoding="utf-8")
     spec = load_spec(spec_dir / "spec.yaml")
-    assert spec.repeats == 3 and spec.max_concurrency == 16
+    assert spec.repeats == 3 and spec.max_concurrency == 16 and spec.fidelity == "full"
     out = tmp_path / "out"
     result = sweep(spec, out_dir=out, n_trials=40, progress=False)
     stop = result.study.user_attrs.get("budget_stop")

@@ -6,6 +6,7 @@ breaks the policy floor, and `fail_top_k` makes one config raise (a harness erro
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -54,9 +55,12 @@ def toy_cases(n: int = 12) -> pd.DataFrame:
 class ToyHarness:
     name = "toy"
 
-    def __init__(self, delay: float = 0.0, fail_top_k: int | None = None) -> None:
+    def __init__(
+        self, delay: float = 0.0, fail_top_k: int | None = None, log: str | None = None
+    ) -> None:
         self.delay = delay
         self.fail_top_k = fail_top_k
+        self.log = log  # a file every paid case is appended to (counts calls across processes)
 
     def tunable_surfaces(self) -> Sequence[TunableSurface]:
         return SURFACES
@@ -70,6 +74,10 @@ class ToyHarness:
             time.sleep(self.delay)
         if self.fail_top_k is not None and config["top_k"] == self.fail_top_k:
             raise RuntimeError(f"toy harness cannot run top_k={self.fail_top_k}")
+        if self.log:
+            key = json.dumps(dict(config), sort_keys=True)
+            with open(self.log, "a", encoding="utf-8") as fh:  # one write per batch: O_APPEND
+                fh.write("".join(f"{c}\t{key}\n" for c in cases["case_id"]))
         reach = config["top_k"] * config["max_hops"] / 24.0
         budget_ok = config["budget"] >= 2000
         solved = (cases["difficulty"] <= reach) & budget_ok

@@ -182,3 +182,16 @@ def test_type_helpers_reject_and_accept() -> None:
     for bad in ("yesterday", "2026-04-01"):
         with pytest.raises(argparse.ArgumentTypeError):
             iso_datetime(bad)
+
+
+def test_exit_status_table_is_the_same_in_readme_help_and_code(capsys) -> None:
+    import re
+
+    from contextos_lab.errors import EXIT_STATUSES
+
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    rows = [int(c) for c in re.findall(r"^\| (\d) \| ", readme, flags=re.MULTILINE)]
+    assert rows == sorted(EXIT_STATUSES), rows
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    assert "exit status: 0 done" in " ".join(capsys.readouterr().out.split())
