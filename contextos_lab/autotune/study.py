@@ -134,7 +134,13 @@ def open_storage(url: str) -> BaseStorage:
             # Several worker processes write one file: wait for the lock instead of failing.
             engine_kwargs = {"connect_args": {"timeout": 60}}
             return _rdb_storage(url, engine_kwargs)
-        return _rdb_storage(sqlalchemy_url(url), engine_kwargs)
+        full = sqlalchemy_url(url)
+        if full.startswith("postgresql+psycopg"):
+            # Commit without waiting for the WAL flush (per session; the server's own default
+            # is untouched): the same trade as SQLite's synchronous=NORMAL and the unsynced
+            # journal above. A server crash can lose the last commits, never corrupt the study.
+            engine_kwargs = {"connect_args": {"options": "-c synchronous_commit=off"}}
+        return _rdb_storage(full, engine_kwargs)
     except Exception as exc:
         from sqlalchemy.exc import ArgumentError
 

@@ -62,10 +62,12 @@ def _all_ids(files: Sequence[str], n: int) -> pa.Array:
         if col.null_count:
             raise ValueError(f"{f}: a feedback entry has no id")
         for chunk in col.chunks:
-            chunk = chunk.cast(pa.large_string())
+            if not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)):
+                chunk = chunk.cast(pa.large_string())  # e.g. dictionary-encoded or numeric ids
             if chunk.offset:  # a slice: rebase its buffers
                 chunk = pa.concat_arrays([chunk])
-            src = np.frombuffer(chunk.buffers()[1], dtype=np.int64)[: len(chunk) + 1]
+            width = np.int32 if pa.types.is_string(chunk.type) else np.int64
+            src = np.frombuffer(chunk.buffers()[1], dtype=width)[: len(chunk) + 1].astype(np.int64)
             size = int(src[-1] - src[0])
             if at + size > len(data):  # the guess was short (dictionary-encoded ids)
                 data = np.concatenate((data[:at], np.empty(max(size, at), dtype=np.uint8)))

@@ -8,17 +8,13 @@ emits nothing new: a proposal with the same evidence key (spec, sets, promoted c
 in the folder is reported as "already proposed", with its path.
 
 Every file names the rendered HTML report it was reviewed with, by path and SHA-256, so a
-reviewer can tell the report they read is the one the proposal cites. Files are written
-atomically (temp file, then a hard link that fails if the name exists), so a reader never sees
-half a proposal and an existing id is never overwritten. Nothing here touches a harness.
+reviewer can tell the report they read is the one the proposal cites. Files are written by
+`proposal_files` (atomic, never overwritten, never through a link; its names are re-exported
+here). Nothing here touches a harness.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +25,12 @@ from contextos_lab.gate.family import OperatingPoint, evidence_key, promoted_fam
 from contextos_lab.gate.run_gate import GateRun
 from contextos_lab.gate.verdict import GateDecision
 from contextos_lab.proposals.preference_evidence import proposal_preferences
-from contextos_lab.schemas.base import Envelope
+from contextos_lab.proposals.proposal_files import ProposalExists as ProposalExists
+from contextos_lab.proposals.proposal_files import UnsafeProposalPath as UnsafeProposalPath
+from contextos_lab.proposals.proposal_files import report_matches as report_matches
+from contextos_lab.proposals.proposal_files import report_ref, write_envelope
+from contextos_lab.proposals.proposal_files import sha256_file as sha256_file
+from contextos_lab.proposals.proposal_files import write_new as write_new
 from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.preference import PreferenceEntry
 from contextos_lab.schemas.research import ResearchTask
@@ -46,18 +47,6 @@ from contextos_lab.schemas.tuning import (
 PROPOSALS_DIR = "proposals"
 
 
-class ProposalExists(FileExistsError):
-    """A proposal file with that id already exists; it is never overwritten."""
-
-
-class UnsafeProposalPath(ValueError):
-    """A proposal file would land outside its folder (an id that is not one plain file name)
-    or through a symbolic link (a `proposals/` pointing elsewhere): nothing is written."""
-
-
-#: An id usable as a file name on its own: no separator, no `..`, no leading dot or dash.
-_SAFE_ID = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,199}\Z")
-
 
 class EmitResult(BaseModel):
     """What emission wrote, what it refused to write, and why."""
@@ -70,68 +59,6 @@ class EmitResult(BaseModel):
     not_emitted: list[dict[str, Any]] = Field(default_factory=list)
     existing: list[str] = Field(default_factory=list)
     message: str = ""
-
-
-def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def report_ref(report: str | Path, proposals_dir: str | Path) -> ReportRef:
-    """The report as a proposal cites it: path relative to the proposal's folder, and hash."""
-    rel = os.path.relpath(Path(report).resolve(), Path(proposals_dir).resolve())
-    return ReportRef(path=rel, sha256=sha256_file(report))
-
-
-def report_matches(proposal_file: str | Path) -> bool:
-    """True when the HTML a proposal file cites exists and still has the recorded hash."""
-    import json
-
-    data = json.loads(Path(proposal_file).read_text(encoding="utf-8"))
-    ref = data.get("report") or {}
-    target = Path(proposal_file).parent / ref.get("path", "")
-    return bool(ref) and target.is_file() and sha256_file(target) == ref.get("sha256")
-
-
-def write_new(path: Path, text: str) -> Path:
-    """Write `text` to `path` atomically; refuse (ProposalExists) if `path` already exists."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        try:
-            os.link(tmp, path)  # atomic, and fails instead of replacing an existing file
-        except FileExistsError as exc:
-            raise ProposalExists(f"{path} exists; proposal ids are never overwritten") from exc
-    finally:
-        os.unlink(tmp)
-    return path
-
-
-def write_envelope(envelope: Envelope, directory: str | Path) -> Path:
-    """`directory/<id>.json`, refusing an id that is not one plain file name and a directory
-    reached through a symbolic link (ids are validated by their schemas, but an envelope built
-    with `model_construct` skips validation; the folder check is the last line)."""
-    aid = envelope.artifact_id
-    if not _SAFE_ID.match(aid) or ".." in aid:
-        raise UnsafeProposalPath(f"artifact id {aid!r} is not a plain file name; not written")
-    folder = Path(directory)
-    if folder.is_symlink():
-        raise UnsafeProposalPath(
-            f"{folder} is a symbolic link; proposals are not written through links "
-            "(point the out dir at the real folder)"
-        )
-    path = folder / f"{aid}.json"
-    if path.is_symlink():
-        raise UnsafeProposalPath(f"{path} is a symbolic link; not followed")
-    return write_new(path, envelope.model_dump_json(indent=1, by_alias=True) + "\n")
 
 
 def _layer(layers: list[str]) -> str:
