@@ -7,7 +7,7 @@ Each case is inputs plus expectations, like promptfoo's tests:
                 {"type": "not-contains", "value": "@", "metric": "safety"}]}
 
 JSONL (one case per line), YAML (a list of cases) or CSV (`id`, input columns, and
-`__expected` / `__expected1`… cells like `contains: refund`, promptfoo's CSV convention).
+`__expected` / `__expected1`… cells like `contains: sorry`, promptfoo's CSV convention).
 Assertion types: equals, contains, icontains, not-contains, regex, is-json, json-field (`path`
 a dotted path into the JSON output, `value` what it must equal). `target` is `output`
 (default, the output text) or `decision`; `metric` is utility (default), policy or safety.

@@ -46,13 +46,13 @@ _DIRECTIVE = re.compile(
     rf"(?:instructions?|rules?|polic(?:y|ies)|guidelines?|guardrails?|prompts?|constraints?|"
     rf"directives?|restrictions?)\b"
     rf"|\byou (?:must|should|will|are required to) (?:now|always|from now on)\b"
-    rf"|\bfrom now on,? (?:you|always|never|approve|grant|refund)\b"
+    rf"|\bfrom now on,? (?:you|always|never|approve|grant|reimburse|pay)\b"
     rf"|\b(?:new|updated|real) (?:instructions?|rules?|system prompt)\s*:"
     rf"|\bsystem (?:override|prompt)\b|\b(?:act|behave) as (?:an? )?(?:admin|administrator|root|"
     rf"developer|system)\b"
-    rf"|\b(?:approve|grant|refund|accept|allow) (?:all|every|each|any) {_ANY}"
-    rf"(?:requests?|refunds?|claims?|tickets?|cases?|orders?)\b"
-    rf"|\b(?:always|unconditionally) (?:approve|grant|refund|escalate|deny)\b",
+    rf"|\b(?:approve|grant|reimburse|accept|allow) (?:all|every|each|any) {_ANY}"
+    rf"(?:requests?|claims?|tickets?|cases?|orders?|payments?|returns?|reimbursements?)\b"
+    rf"|\b(?:always|unconditionally) (?:approve|grant|reimburse|pay|escalate|deny)\b",
 )
 
 

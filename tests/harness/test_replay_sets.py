@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from contextos_lab.harness.generate_cases import SEED, generate
+from contextos_lab.harness.reference.generate_cases import SEED, generate
 from contextos_lab.harness.replay_sets import (
     CASE_COLUMNS,
     ReplaySetError,

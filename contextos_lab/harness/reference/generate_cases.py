@@ -8,7 +8,7 @@ window, missing proof, repeat refunds, failed IDV, shipped cancellations, vague 
 phrasings, and customer notes carrying an injected instruction. Every order record holds PII
 (email, phone; receipts a card number) that must never reach the output.
 
-Run: `python -m contextos_lab.harness.generate_cases [--root .]`
+Run: `python -m contextos_lab.harness.reference.generate_cases [--root .]`
 """
 
 from __future__ import annotations
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n", type=int, default=N_PER_SET)
     args = parser.parse_args(argv)
     search, heldout = generate(args.seed, args.n)
-    meta = {"generator": "contextos_lab.harness.generate_cases", "seed": args.seed}
+    meta = {"generator": "contextos_lab.harness.reference.generate_cases", "seed": args.seed}
     for name, packets in (("search_sets", search), ("heldout", heldout)):
         manifest = write_replay_set(args.root / name, packets, {**meta, "split": name})
         print(f"{name}: {manifest['n_cases']} cases, set sha256 {manifest['set_sha256'][:16]}")
