@@ -60,6 +60,7 @@ def ingest_sample(out: Path, source: str) -> str:
     from contextos_lab.insights.pipeline import load_sources
     from contextos_lab.loaders.ingest import store_loaded
     from contextos_lab.loaders.records import load_records
+    from contextos_lab.store.anchor import retire_anchor
     from contextos_lab.store.experience_store import ExperienceStore
 
     loaded = load_sources([source])
@@ -75,9 +76,12 @@ def ingest_sample(out: Path, source: str) -> str:
     if not overriders.exists():
         overriders.write_text(json.dumps(operators, indent=1) + "\n", encoding="utf-8")
     allowed = json.loads(overriders.read_text(encoding="utf-8"))
-    store = ExperienceStore(
-        f"sqlite:///{(out / 'store.db').resolve()}", create=True, authorised_overriders=allowed
-    )
+    url = f"sqlite:///{(out / 'store.db').resolve()}"
+    if not (out / "store.db").exists():  # a new demo store where the user removed an old one
+        retired = retire_anchor(url)
+        if retired is not None:
+            print(f"      a store deleted earlier at this path had an anchor; kept as {retired}")
+    store = ExperienceStore(url, create=True, authorised_overriders=allowed)
     lines = []
     for kind, path in files.items():
         report = store_loaded(kind, load_records(kind, path), store)

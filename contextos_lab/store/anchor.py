@@ -19,6 +19,7 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from contextos_lab.store.locations import anchor_dir
@@ -98,3 +99,21 @@ def advance_anchor(url: str, key: bytes, seq: int, row_sha256: str) -> None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
+
+
+def retire_anchor(url: str) -> Path | None:
+    """Move the anchor of a store deleted on purpose aside (kept, renamed), or return None.
+
+    Only for a caller that is creating a new store where an old one was removed by the user
+    (e.g. `demo` into a fresh folder): the old anchor would otherwise flag the new chain as a
+    rewrite of the old. The anchor is renamed, never deleted, so the old head stays on record.
+    """
+    path = anchor_path(url)
+    if not path.exists():
+        return None
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    retired = path.with_name(f"{path.stem}.retired-{stamp}.json")
+    with open(path.with_suffix(".lock"), "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        os.replace(path, retired)
+    return retired

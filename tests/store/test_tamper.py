@@ -163,3 +163,26 @@ def test_concurrent_first_use_of_a_new_store_loses_nothing(tmp_path: Path) -> No
     assert store.count() == 20
     report = store.verify()
     assert report.ok and not report.warnings, report
+
+
+def test_a_store_recreated_after_deletion_is_flagged_until_its_anchor_is_retired(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Deleting a store file and starting a new one at the same path looks like a rewrite to
+    `verify` (rightly: nothing tells the two apart); a caller that creates the new store on
+    purpose retires the old anchor, which is kept renamed, and the new chain verifies."""
+    from contextos_lab.store.anchor import retire_anchor
+
+    db = tmp_path / "exp.db"
+    _seed(db, 0, 3)
+    db.unlink()
+    _seed(db, 10, 3)
+    assert _verdict(db, capsys) == "chain_replaced"
+    old = anchor_path(_url(db)).read_text()
+    db.unlink()
+    retired = retire_anchor(_url(db))
+    assert retired is not None and retired.read_text() == old
+    _seed(db, 10, 3)
+    capsys.readouterr()
+    assert main(["store", "verify", "--store", _url(db)]) == 0
+    assert retire_anchor(_url(tmp_path / "never.db")) is None
