@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from contextos_lab.schemas import DecisionRecord, FeedbackEntry
+import numpy as np
+
+from contextos_lab.schemas import DecisionRecord, FeedbackEntry, PreferenceEntry
 
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 
@@ -44,3 +47,38 @@ def feedback_entry(i: int = 0, record: DecisionRecord | None = None, **over: Any
     }
     fields.update(over)
     return FeedbackEntry(**fields)
+
+
+def preference_entries(
+    strengths: Mapping[str, float],
+    n: int,
+    *,
+    criterion: str = "helpfulness",
+    seed: int = 0,
+    tie_band: float = 0.0,
+    **over: Any,
+) -> list[PreferenceEntry]:
+    """`n` judgements between random pairs of subjects, A preferred with its Bradley-Terry
+    probability from `strengths` (a draw within `tie_band` of it is a tie): a known truth for
+    win-rate estimates to recover. `over` sets a field on every entry."""
+    rng = np.random.default_rng(seed)
+    names = list(strengths)
+    out = []
+    for k in range(n):
+        a, b = rng.choice(names, size=2, replace=False)
+        p_a = 1 / (1 + np.exp(-(strengths[a] - strengths[b])))
+        u = rng.random()
+        fields: dict[str, Any] = {
+            "preference_id": f"pf_{criterion[:4]}{k:05d}",
+            "a_id": f"{a}/case_{k}",
+            "b_id": f"{b}/case_{k}",
+            "a_subject": a,
+            "b_subject": b,
+            "preferred": "tie" if abs(u - p_a) < tie_band else ("a" if u < p_a else "b"),
+            "criterion": criterion,
+            "signed_by": "judge",
+            "signed_at": T0,
+        }
+        fields.update(over)
+        out.append(PreferenceEntry(**fields))
+    return out

@@ -19,15 +19,10 @@ from typing import Any
 
 from contextos_lab.proposals.lint import active_rules, rule_conflicts
 from contextos_lab.proposals.reviews import Reviews, check_reviews, verdict_map
+from contextos_lab.proposals.rule_lifecycle import stamp_release
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
-from contextos_lab.schemas.strategy import (
-    EffectiveWindow,
-    Lineage,
-    ReplayStatus,
-    ReplayVerdict,
-    StrategyRule,
-)
+from contextos_lab.schemas.strategy import ReplayStatus, ReplayVerdict, StrategyRule
 
 S = LifecycleStatus
 
@@ -209,20 +204,15 @@ def release_layer_rule(
     ):
         r = advance(r, target, actor=approver_id, approver_id=approver_id, at=when, rationale=why)
         versions.append(r)
-    r = r.model_copy(
-        update={
-            "released_at": when,
-            "released_by": approver_id,
-            "pinned_baseline": baseline.ref,
-            "effective_window": EffectiveWindow(**{"from": when}),
-            "lineage": Lineage(
-                feedback_ids=feedback_ids,
-                insight_id=rule.trigger["from_insight"],
-                replay_verdict_id=verdict.verdict_id,
-            ),
-        }
+    versions[-1] = stamp_release(
+        r,
+        when=when,
+        approver_id=approver_id,
+        baseline_ref=baseline.ref,
+        feedback_ids=feedback_ids,
+        insight_id=rule.trigger["from_insight"],
+        verdict_id=verdict.verdict_id,
     )
-    versions[-1] = StrategyRule.model_validate(r.model_dump(by_alias=True))
     store.append_many([v for v in valid.values() if store.find(v.review_id) is None])
     store.append_many(versions)
     layers.publish(new, approver_id, f"release {rule.rule_id}")

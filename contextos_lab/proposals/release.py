@@ -26,14 +26,12 @@ from contextos_lab.proposals.checklist import FLOORS, release_checklist
 from contextos_lab.proposals.lint import active_rules, proposal_conflicts
 from contextos_lab.proposals.policy_bundle import PolicyBundle, apply_patch
 from contextos_lab.proposals.reviews import Reviews, check_reviews, verdict_map
-from contextos_lab.proposals.rule_lifecycle import retire, rollback, supersede
+from contextos_lab.proposals.rule_lifecycle import retire, rollback, stamp_release, supersede
 from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.insight import Insight
 from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
 from contextos_lab.schemas.review import ReviewVerdict
 from contextos_lab.schemas.strategy import (
-    EffectiveWindow,
-    Lineage,
     PatchTarget,
     ReplayStatus,
     ReplayVerdict,
@@ -215,20 +213,15 @@ def release_proposal(
     for target in (S.reviewed, S.approved, S.released):
         rule = advance(rule, target, actor=actor, approver_id=approver_id, at=when)
         rule_versions.append(rule)
-    rule = rule.model_copy(
-        update={
-            "released_at": when,
-            "released_by": approver_id,
-            "pinned_baseline": live.ref,
-            "effective_window": EffectiveWindow(**{"from": when}),
-            "lineage": Lineage(
-                feedback_ids=feedback_ids,
-                insight_id=p.insight_id,
-                replay_verdict_id=verdict.verdict_id,
-            ),
-        }
+    rule_versions[-1] = rule = stamp_release(
+        rule,
+        when=when,
+        approver_id=approver_id,
+        baseline_ref=live.ref,
+        feedback_ids=feedback_ids,
+        insight_id=p.insight_id,
+        verdict_id=verdict.verdict_id,
     )
-    rule_versions[-1] = rule = StrategyRule.model_validate(rule.model_dump(by_alias=True))
     store.append_many([*versions, *rule_versions])
     bundles.activate(new, actor=actor, reason=f"release {p.proposal_id}", rule_id=rule.rule_id)
     old = store.get(StrategyRule, supersedes) if supersedes else None

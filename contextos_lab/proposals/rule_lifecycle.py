@@ -1,4 +1,5 @@
-"""After release: roll a rule back to its pinned baseline, retire it, or mark it superseded.
+"""A rule's life from release on: stamp it released, roll it back to its pinned baseline,
+retire it, or mark it superseded.
 
 Policy-bundle rules restore or deprecate in the bundle registry; adjustment-layer rules in the
 layer registry beside it. Each closes the rule's effective window and appends the new version.
@@ -12,13 +13,47 @@ from typing import Any
 from contextos_lab.proposals.bundle_registry import BundleRegistry
 from contextos_lab.proposals.policy_bundle import PolicyBundle, apply_patch
 from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
-from contextos_lab.schemas.strategy import EffectiveWindow, PatchOp, PatchTarget, StrategyRule
+from contextos_lab.schemas.strategy import (
+    EffectiveWindow,
+    Lineage,
+    PatchOp,
+    PatchTarget,
+    StrategyRule,
+)
 
 S = LifecycleStatus
 
 
 def _now(at: datetime | None) -> datetime:
     return at or datetime.now(UTC)
+
+
+def stamp_release(
+    rule: StrategyRule,
+    *,
+    when: datetime,
+    approver_id: str,
+    baseline_ref: str,
+    feedback_ids: tuple[str, ...],
+    insight_id: str,
+    verdict_id: str,
+) -> StrategyRule:
+    """The released version of `rule`: who released it when, the baseline a rollback restores,
+    its open effective window and its lineage. One stamp for bundle and layer releases alike,
+    so rollback and audit read the same fields whichever registry the rule went live in;
+    re-validated because `model_copy` skips validation."""
+    stamped = rule.model_copy(
+        update={
+            "released_at": when,
+            "released_by": approver_id,
+            "pinned_baseline": baseline_ref,
+            "effective_window": EffectiveWindow(**{"from": when}),
+            "lineage": Lineage(
+                feedback_ids=feedback_ids, insight_id=insight_id, replay_verdict_id=verdict_id
+            ),
+        }
+    )
+    return StrategyRule.model_validate(stamped.model_dump(by_alias=True))
 
 
 def _close_rule(

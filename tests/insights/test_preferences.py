@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -13,34 +13,14 @@ from contextos_lab.cli import main
 from contextos_lab.insights.preferences import win_rates
 from contextos_lab.schemas import PreferenceEntry
 from contextos_lab.store import ExperienceStore, StoreRefusal
+from tests.factories import preference_entries
 
 TRUTH = {"cfg_a": 1.0, "cfg_b": 0.3, "cfg_c": 0.0, "cfg_d": -1.0}
 
 
-def _entries(n: int, seed: int = 0, tie_band: float = 0.0) -> list[PreferenceEntry]:
-    rng = np.random.default_rng(seed)
-    names = list(TRUTH)
-    out = []
-    for k in range(n):
-        a, b = rng.choice(names, size=2, replace=False)
-        p_a = 1 / (1 + np.exp(-(TRUTH[a] - TRUTH[b])))
-        u = rng.random()
-        pref = "tie" if abs(u - p_a) < tie_band else ("a" if u < p_a else "b")
-        out.append(
-            PreferenceEntry(
-                preference_id=f"pf_{k:05d}",
-                a_id=f"tr_{k}_a",
-                b_id=f"tr_{k}_b",
-                a_subject=a,
-                b_subject=b,
-                preferred=pref,
-                criterion="helpfulness",
-                signed_by="annotator_1",
-                signed_at=datetime(2026, 11, 1, tzinfo=UTC),
-                decision_key="support.refund",
-            )
-        )
-    return out
+_entries = partial(
+    preference_entries, TRUTH, signed_by="annotator_1", decision_key="support.refund"
+)
 
 
 def test_bradley_terry_recovers_the_true_order_with_intervals() -> None:

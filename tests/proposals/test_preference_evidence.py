@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
-import numpy as np
+from functools import partial
 
 from contextos_lab.insights.preferences import win_rates
 from contextos_lab.proposals.preference_evidence import (
@@ -12,33 +10,12 @@ from contextos_lab.proposals.preference_evidence import (
     proposal_preferences,
     trial_subject,
 )
-from contextos_lab.schemas.preference import PreferenceEntry
+from tests.factories import preference_entries
 
 STRENGTH = {"s/trial_0": 0.0, "s/trial_2": 1.0, "s/trial_5": -0.5, "other/trial_2": 0.2}
 
 
-def _entries(n: int, criterion: str = "correctness", seed: int = 0) -> list[PreferenceEntry]:
-    rng = np.random.default_rng(seed)
-    names = list(STRENGTH)
-    out = []
-    for k in range(n):
-        a, b = rng.choice(names, size=2, replace=False)
-        p_a = 1 / (1 + np.exp(-(STRENGTH[a] - STRENGTH[b])))
-        u = rng.random()
-        out.append(
-            PreferenceEntry(
-                preference_id=f"pf_{criterion[:4]}{k:05d}",
-                a_id=f"{a}/case_{k}",
-                b_id=f"{b}/case_{k}",
-                a_subject=a,
-                b_subject=b,
-                preferred="tie" if abs(u - p_a) < 0.05 else ("a" if u < p_a else "b"),
-                criterion=criterion,
-                signed_by="judge",
-                signed_at=datetime(2026, 11, 1, tzinfo=UTC),
-            )
-        )
-    return out
+_entries = partial(preference_entries, STRENGTH, criterion="correctness", tie_band=0.05)
 
 
 def test_the_block_is_the_bradley_terry_row_with_its_cited_judgements() -> None:
