@@ -155,37 +155,54 @@ class FrontLocalSearchSampler(BaseSampler):
         rows = [t for t in finished if set(t.params) == set(names)]
         keys = np.array([[str(_key(t.params, [n])[0]) for n in names] for t in rows])
         outcome = [_outcome(t) for t in rows]
-        changed = np.zeros(len(names))
-        seen = np.zeros(len(names))
-        for members in groups.values():
+        changed: dict[tuple[int, str], int] = {}
+        seen: dict[tuple[int, str], int] = {}
+        explored: dict[tuple[float, ...], set[tuple[int, str]]] = {}
+        for vector, members in groups.items():
             for parent in members:
                 own = np.array([str(_key(parent.params, [n])[0]) for n in names])
                 diff = keys != own
                 for i in np.flatnonzero(diff.sum(axis=1) == 1):
                     k = int(np.argmax(diff[i]))
-                    seen[k] += 1
-                    changed[k] += outcome[i] != _outcome(parent)
-        weight = (changed + 1.0) / (seen + 1.0)  # untested knobs count as mattering
+                    move = (k, str(keys[i][k]))
+                    seen[move] = seen.get(move, 0) + 1
+                    changed[move] = changed.get(move, 0) + (outcome[i] != _outcome(parent))
+                    explored.setdefault(vector, set()).add(move)
+
+        def weight(k: int, value: Any) -> float:
+            move = (k, str(_key({names[k]: value}, [names[k]])[0]))
+            return (changed.get(move, 0) + 1.0) / (seen.get(move, 0) + 1.0)
+
         vectors = list(groups)
         share = _contributions(study, [groups[v][0] for v in vectors])
         order = sorted(self._rng.permutation(len(vectors)), key=lambda i: -share[i])
         draw = self._rng.random_sample() * share.sum()
         first = next((i for i in order if (draw := draw - share[i]) <= 0), order[0])
-        for i in [first, *[j for j in order if j != first]]:
-            moves: list[tuple[float, dict[str, Any]]] = []
-            queued: set[tuple[Any, ...]] = set()
-            for parent in groups[vectors[i]]:
-                for k, name in enumerate(names):
-                    for value in grid_values(space[name]) or []:
-                        child = {**parent.params, name: value}
-                        key = _key(child, names)
-                        if value != parent.params[name] and key not in tried | queued:
-                            queued.add(key)
-                            moves.append((float(weight[k]), child))
-            if moves:
-                best = max(w for w, _ in moves)
-                top = [child for w, child in moves if w >= best - 1e-12]
-                return top[int(self._rng.randint(len(top)))]
+        candidates = [first, *[j for j in order if j != first]]
+        for fresh_only in (True, False):
+            for i in candidates:
+                moves: list[tuple[float, dict[str, Any]]] = []
+                queued: set[tuple[Any, ...]] = set()
+                done = explored.get(vectors[i], set())
+                for parent in groups[vectors[i]]:
+                    for k, name in enumerate(names):
+                        for value in grid_values(space[name]) or []:
+                            move = (k, str(_key({name: value}, [name])[0]))
+                            if fresh_only and move in done:
+                                continue
+                            child = {**parent.params, name: value}
+                            key = _key(child, names)
+                            if (
+                                value != parent.params[name]
+                                and key not in tried
+                                and key not in queued
+                            ):
+                                queued.add(key)
+                                moves.append((weight(k, value), child))
+                if moves:
+                    best = max(w for w, _ in moves)
+                    top = [child for w, child in moves if w >= best - 1e-12]
+                    return top[int(self._rng.randint(len(top)))]
         return None
 
     def sample_independent(

@@ -167,7 +167,7 @@ def run_trial(
     )
     ctx.meter.reset()
     try:
-        if baseline is not None and ctx.spec.fidelity == "racing":
+        if ctx.spec.fidelity == "racing":
             from contextos_lab.autotune.racing import race  # racing builds on this module
 
             outcome = race(ctx, trial, params, baseline)  # optuna.TrialPruned when dropped

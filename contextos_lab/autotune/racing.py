@@ -4,14 +4,14 @@ irace's racing and successive halving, adapted to several objectives with floor 
 a config first runs on a small stratified subset (the smoke stage, which also catches configs
 that error or breach a floor), then on larger ones, and reaches the full search set only while
 it can still be on the feasible Pareto front. After each stage every evaluator's full-set mean
-gets a confidence interval (z standard errors with the finite-population correction: the subset
-is drawn without replacement from the set whose mean counts, so the interval shrinks to the
-exact value at the full set), intersected with the hard bounds the unseen cases allow. A config
-is dropped only on evidence:
+gets confidence bounds (`autotune.racing_bounds`): on its own, and paired case by case with the
+baseline and with each fully evaluated front member, whose scores on the racing prefix are kept
+on their trials (`racing_reference`). A config is dropped only on evidence:
 
   * a floor's optimistic bound is below the floor (one violation proves it for a 1.0 floor),
-  * an accepted delta is breached even at the optimistic bound, or
-  * its optimistic objective vector is dominated by a fully evaluated feasible trial.
+  * an accepted delta is breached even at the optimistic bound (paired with the baseline), or
+  * its optimistic objective vector is dominated by a fully evaluated feasible trial (paired
+    with that trial where its prefix is known).
 
 A dropped trial ends PRUNED (Optuna's state for "stopped early"; `Trial.report` is single-
 objective only) with `racing` user attrs: stage reached, cases run, partial estimates and
@@ -23,7 +23,6 @@ value. Only a config that completes the full set gets values and can reach the g
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,36 +37,26 @@ from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.fidelity import RacingSchedule
 from contextos_lab.autotune.objective import HarnessFailure, constraint_values, evaluate_cases
 from contextos_lab.autotune.pareto import normalised_losses
+from contextos_lab.autotune.racing_bounds import Estimate, estimate, paired
 from contextos_lab.harness.repeat_scores import RepeatScores
 from contextos_lab.schemas.base import sha256_hex
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
-#: Per-case score ranges (Scorecard's field bounds): what an unseen case can add at most.
-SCORE_BOUNDS: dict[str, tuple[float, float]] = {
-    "policy": (0.0, 1.0),
-    "safety": (0.0, 1.0),
-    "utility": (0.0, 1.0),
-    "latency": (0.0, math.inf),
-    "economics": (0.0, math.inf),
-}
 #: A dropped trial's `racing_drop` constraint is at least this (strictly infeasible).
 MIN_DROP_MARGIN = 1e-9
+#: User attr holding a completed trial's per-case scores on the racing prefix.
+REFERENCE_ATTR = "racing_reference"
 
 _ORDERS: dict[tuple[str, int, str], np.ndarray] = {}
 
 
 @dataclass(frozen=True)
-class Estimate:
-    """Full-set means estimated from the first `n` cases of the racing order."""
+class Reference:
+    """A fully evaluated trial's exact means and its per-case scores on the racing prefix."""
 
-    n: int
-    n_total: int
-    mean: dict[str, float]
-    low: dict[str, float]
-    high: dict[str, float]
-
-    def optimistic(self, name: str) -> float:
-        return self.high[name] if DIRECTIONS[EvaluatorName(name)] == "maximize" else self.low[name]
+    number: int
+    means: dict[str, float]
+    prefix: dict[str, np.ndarray]
 
 
 def racing_seed(ctx: RunContext) -> int:
@@ -106,67 +95,49 @@ def _order(ctx: RunContext) -> np.ndarray:
     return _ORDERS[key]
 
 
-def estimate(per_case: pd.DataFrame, n_total: int, z: float) -> Estimate:
-    """Means and z-level bounds on each evaluator's mean over all `n_total` cases, clipped to
-    the range the unseen cases allow (finite-population corrected: exact at the full set).
-
-    A score bounded to [a, b] gets a Wilson interval: it uses the largest variance a [a, b]
-    variable with that mean can have, so a subset that happens to show no variance (30 cases
-    that all fail) still gets an honest width. Unbounded scores (latency, cost) use the
-    sample standard deviation.
-    """
-    n = len(per_case)
-    rest = n_total - n
-    mean, low, high = {}, {}, {}
-    for name in per_case.columns:
-        x = per_case[name].to_numpy(dtype=float)
-        m = float(x.mean())
-        b_lo, b_hi = SCORE_BOUNDS.get(name, (-math.inf, math.inf))
-        if rest <= 0:
-            lo = hi = m
-        elif math.isfinite(b_lo) and math.isfinite(b_hi):
-            n_eff = n * (n_total - 1) / rest  # finite-population correction on the variance
-            lo, hi = _wilson((m - b_lo) / (b_hi - b_lo), n_eff, z)
-            lo, hi = b_lo + lo * (b_hi - b_lo), b_lo + hi * (b_hi - b_lo)
-        else:
-            s = float(x.std(ddof=1)) if n > 1 else math.inf
-            half = z * s / math.sqrt(n) * math.sqrt(rest / (n_total - 1))
-            lo, hi = m - half, m + half
-        if rest > 0:
-            total = float(x.sum())
-            lo = max(lo, (total + rest * b_lo) / n_total)
-            hi = min(hi, (total + rest * b_hi) / n_total)
-        mean[name], low[name], high[name] = m, lo, hi
-    return Estimate(n=n, n_total=n_total, mean=mean, low=low, high=high)
+def order_key(ctx: RunContext) -> str:
+    """Which racing order a reference prefix was taken in (set, seed and schedule)."""
+    seed = racing_seed(ctx)
+    return sha256_hex(f"{ctx.search.digest}:{seed}:{ctx.spec.racing.model_dump_json()}")[:16]
 
 
-def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
-    """Wilson score interval for a mean `p` of [0, 1] values over `n` draws."""
-    p = min(1.0, max(0.0, p))
-    z2 = z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    # at p = 1 (or 0) the bound is exactly 1 (or 0); rounding must not put a spotless subset
-    # an ulp below a 1.0 floor
-    low = 0.0 if p <= 0.0 else max(0.0, centre - half)
-    high = 1.0 if p >= 1.0 else min(1.0, centre + half)
-    return low, high
+def reference_of(trial: optuna.trial.FrozenTrial, key: str) -> Reference | None:
+    """The trial's racing prefix, when it was kept in this study's racing order."""
+    ref = trial.user_attrs.get(REFERENCE_ATTR)
+    scores = trial.user_attrs.get("scores")
+    if not isinstance(ref, dict) or ref.get("order") != key or not isinstance(scores, dict):
+        return None
+    prefix = {k: np.asarray(v, dtype=float) for k, v in ref.get("scores", {}).items()}
+    return Reference(trial.number, {k: float(v) for k, v in scores.items()}, prefix)
 
 
-def feasible_values(study: optuna.Study) -> np.ndarray:
-    """Objective values of the study's complete, feasible trials (the front to beat)."""
-    rows = [
-        t.values
+def feasible_front(study: optuna.Study, key: str) -> list[tuple[np.ndarray, Reference | None]]:
+    """Objective values (and racing prefix) of the complete, feasible trials to beat."""
+    return [
+        (np.asarray(t.values, dtype=float), reference_of(t, key))
         for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if t.constraints and all(v <= 0 for v in t.constraints.values())
     ]
-    return np.asarray(rows, dtype=float)
+
+
+def _baseline_reference(study: optuna.Study, key: str) -> Reference | None:
+    number = study.user_attrs.get("baseline_trial")
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        if t.number == number:
+            return reference_of(t, key)
+    return None
 
 
 def drop_reason(
-    ctx: RunContext, est: Estimate, baseline: Mapping[str, float], front: np.ndarray
+    ctx: RunContext,
+    per_case: pd.DataFrame,
+    baseline: Mapping[str, float],
+    front: list[tuple[np.ndarray, Reference | None]],
+    baseline_ref: Reference | None = None,
 ) -> tuple[str, float] | None:
     """(why, margin > 0) when the evidence says the config cannot reach the feasible front."""
+    n_total, z = len(ctx.search), ctx.spec.racing.z
+    est = estimate(per_case, n_total, z)
     for name, floor in ctx.spec.guardrails.floors.model_dump().items():
         if floor - est.high[name] > MIN_DROP_MARGIN:  # evidence, not float rounding
             return (
@@ -174,62 +145,81 @@ def drop_reason(
                 f"(mean {est.mean[name]:.6g} on {est.n} cases) < {floor}",
                 floor - est.high[name],
             )
+    vs_base = est
+    if baseline_ref is not None:
+        vs_base = est.intersect(paired(per_case, baseline_ref.prefix, baseline, n_total, z))
     for name, delta in ctx.spec.guardrails.accepted_deltas.model_dump().items():
         if delta is None:
             continue
-        best = est.optimistic(name)
+        best = vs_base.optimistic(name)
         worse = baseline[name] - best
         if DIRECTIONS[EvaluatorName(name)] == "minimize":
             worse = -worse
         if worse - delta > 0:
             return (
                 f"accepted delta {name}: regresses by at least {worse:.6g} "
-                f"(> {delta}) from the baseline",
+                f"(> {delta}) from the baseline on {est.n} cases"
+                + (" (paired with the baseline)" if baseline_ref is not None else ""),
                 worse - delta,
             )
-    if len(front):
-        objectives = [e.value for e in ctx.spec.objectives]
-        best = normalised_losses(np.array([[est.optimistic(n) for n in objectives]]), ctx.spec)
-        known = normalised_losses(front, ctx.spec)
-        dominating = np.all(known <= best, axis=1)
-        if dominating.any():
-            margin = float(np.max(np.min(best - known[dominating], axis=1)))
-            return (
-                f"dominated: even its optimistic bounds are dominated by "
-                f"{int(dominating.sum())} fully evaluated feasible trial(s)",
-                max(margin, MIN_DROP_MARGIN),
-            )
+    objectives = [e.value for e in ctx.spec.objectives]
+    dominating, margin, by_pairs = 0, 0.0, 0
+    for values, ref in front:
+        opt = est
+        if ref is not None:
+            opt = est.intersect(paired(per_case, ref.prefix, ref.means, n_total, z))
+        best = normalised_losses(np.array([[opt.optimistic(n) for n in objectives]]), ctx.spec)
+        known = normalised_losses(values[None, :], ctx.spec)
+        if np.all(known <= best):
+            dominating += 1
+            by_pairs += ref is not None
+            margin = max(margin, float(np.min(best - known)))
+    if dominating:
+        how = f", {by_pairs} of them case by case" if by_pairs else ""
+        return (
+            f"dominated: even its optimistic bounds on {est.n} cases are dominated by "
+            f"{dominating} fully evaluated feasible trial(s){how}",
+            max(margin, MIN_DROP_MARGIN),
+        )
     return None
 
 
 def race(
-    ctx: RunContext, trial: optuna.Trial, params: Mapping[str, Any], baseline: Mapping[str, float]
+    ctx: RunContext,
+    trial: optuna.Trial,
+    params: Mapping[str, Any],
+    baseline: Mapping[str, float] | None,
 ) -> dict[str, Any]:
     """`score_config`'s outcome once the config completes the full set; otherwise record the
-    drop on the trial and raise `optuna.TrialPruned`."""
+    drop on the trial and raise `optuna.TrialPruned`. The baseline (`baseline` None) runs
+    every stage and is never dropped: it is the reference the others are paired with."""
     n_total = len(ctx.search)
     sizes = ctx.spec.racing.sizes(n_total)
     order = _order(ctx)
+    key = order_key(ctx)
     config = ctx.space.config(params)
     parts: list[pd.DataFrame] = []
     stages: list[RepeatScores] = []
     n_errors, harness_s, done = 0, 0.0, 0
+    baseline_ref = None if baseline is None else _baseline_reference(trial.study, key)
     for stage, size in enumerate(sizes, start=1):
         rows = order[done:size]
         scored, errs, secs = evaluate_cases(ctx, ctx.search.cases.iloc[rows], config)
         stages.append(scored)
         parts.append(scored.per_case.set_axis(rows, axis=0))
         n_errors, harness_s, done = n_errors + errs, harness_s + secs, size
-        if size == n_total:
-            break
-        est = estimate(pd.concat(parts), n_total, ctx.spec.racing.z)
-        if any(v != v for v in est.mean.values()):
-            raise HarnessFailure(f"evaluation produced NaN scores {est.mean}")
-        verdict = drop_reason(ctx, est, baseline, feasible_values(trial.study))
+        if size == n_total or baseline is None:
+            continue
+        so_far = pd.concat(parts)
+        if so_far.isna().any().any():
+            raise HarnessFailure(f"evaluation produced NaN scores {so_far.mean().to_dict()}")
+        verdict = drop_reason(ctx, so_far, baseline, feasible_front(trial.study, key), baseline_ref)
         if verdict is not None:
+            est = estimate(so_far, n_total, ctx.spec.racing.z)
             _record_drop(ctx, trial, est, stage, sizes, baseline, verdict, n_errors)
             raise optuna.TrialPruned(verdict[0])
-    full = pd.concat(parts).sort_index()  # the search set's own row order: same sums as full
+    in_order = pd.concat(parts)
+    full = in_order.sort_index()  # the search set's own row order: same sums as full
     scores = {name: float(full[name].mean()) for name in full.columns}
     merged = RepeatScores(
         long=pd.concat([s.long for s in stages]),
@@ -244,6 +234,7 @@ def race(
         {"stage": len(sizes), "n_stages": len(sizes), "stage_sizes": sizes,
          "case_evaluations": n_total, "dropped": None},
     )  # fmt: skip
+    _keep_reference(ctx, trial, in_order, sizes, key, scores, baseline, merged.error_rate)
     return {
         "scores": scores,
         "n_case_errors": n_errors,
@@ -251,6 +242,34 @@ def race(
         "harness_s": harness_s,
         "repeats": merged.summary(),
     }
+
+
+def _keep_reference(
+    ctx: RunContext,
+    trial: optuna.Trial,
+    in_order: pd.DataFrame,
+    sizes: list[int],
+    key: str,
+    scores: Mapping[str, float],
+    baseline: Mapping[str, float] | None,
+    error_rate: float,
+) -> None:
+    """Keep the per-case scores on the racing prefix of a trial later trials may be paired
+    with: the baseline and feasible completions (only they can be a reference)."""
+    if len(sizes) < 2:
+        return
+    reference = baseline if baseline is not None else scores
+    if any(v > 0 for v in constraint_values(ctx, scores, reference, error_rate).values()):
+        return
+    prefix = in_order.iloc[: sizes[-2]]
+    trial.set_user_attr(
+        REFERENCE_ATTR,
+        {
+            "order": key,
+            "cases": len(prefix),
+            "scores": {c: [round(float(v), 12) for v in prefix[c]] for c in prefix.columns},
+        },
+    )
 
 
 def _record_drop(

@@ -65,3 +65,47 @@ def test_local_search_is_deterministic_given_a_seed() -> None:
     first = [t.params for t in _study(seed=7, n=25).trials]
     again = [t.params for t in _study(seed=7, n=25).trials]
     assert first == again
+
+
+def test_a_value_never_tried_from_a_front_group_comes_before_explored_moves() -> None:
+    """The plateau on the reference harness: min_confidence 0.3 -> 0.45 was a tie at a front
+    point, so a per-knob weight ranked the knob last and 0.6 (a true front point) was never
+    tried there. Moves are ranked per (knob, value) and per front group instead."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    dists = {
+        "m": FloatDistribution(0.3, 0.6, step=0.15),
+        "q": IntDistribution(0, 1),
+        "r": IntDistribution(0, 2),
+    }
+    tried = [  # (m, q, r) -> objective values; all feasible
+        ((0.3, 0, 0), (1.0, 1.0)),  # the front member P
+        ((0.45, 0, 0), (1.0, 1.0)),  # m 0.45: a tie, same group as P
+        ((0.3, 1, 0), (0.5, 0.5)),  # q 1 explored from the group: it mattered
+        ((0.3, 0, 1), (0.4, 0.4)),  # r 1 explored: it mattered
+        ((0.45, 1, 1), (0.1, 0.1)),  # filler
+    ]
+    sampler = FrontLocalSearchSampler(
+        TPESampler(seed=0, multivariate=True, n_startup_trials=5),
+        seed=0,
+        every=1,
+        n_startup_trials=5,
+    )
+    study = optuna.create_study(directions=["maximize", "maximize"], sampler=sampler)
+    for (m, q, r), values in tried:
+        study.add_trial(
+            optuna.trial.create_trial(
+                params={"m": m, "q": q, "r": r},
+                distributions=dists,
+                values=list(values),
+                constraints={"floor": -1.0},
+            )
+        )
+    # (m, 0.6) and (r, 2) are the moves never tried from the group (r 2 from either member)
+    proposed = []
+    for _ in range(2):
+        trial = study.ask(dists)
+        key = (round(trial.params["m"], 2), trial.params["q"], trial.params["r"])
+        proposed.append(key)
+        study.tell(trial, [0.2, 0.2])
+    assert (0.6, 0, 0) in proposed, proposed  # the knob's last value is not ranked last
+    assert next(k for k in proposed if k != (0.6, 0, 0))[2] == 2, proposed

@@ -17,7 +17,8 @@ from contextos_lab.autotune.context import RunContext, prepare
 from contextos_lab.autotune.fidelity import RacingSchedule
 from contextos_lab.autotune.objective import constraint_values, score_config
 from contextos_lab.autotune.pareto import feasible_front, trials_frame
-from contextos_lab.autotune.racing import case_evaluations, case_order, estimate
+from contextos_lab.autotune.racing import case_evaluations, case_order
+from contextos_lab.autotune.racing_bounds import estimate
 from contextos_lab.autotune.spec import SpecError, parse_spec
 from contextos_lab.autotune.study import run_study
 from contextos_lab.autotune.sweep import collect, sweep
@@ -135,7 +136,11 @@ def test_racing_drops_on_evidence_and_completes_front_members_on_the_full_set(
             f"({racing['case_evaluations']} cases)"
         )
         assert row["dropped because"] == racing["dropped"] and row["utility"] == ""
-    assert table.loc[0, "stage"] == "full set"  # the baseline never races
+    # the baseline runs every stage (never dropped) and keeps its racing prefix for pairing
+    assert table.loc[0, "stage"] == "stage 3/3: full set (450 cases)"
+    kept = study.trials[0].user_attrs["racing_reference"]
+    assert kept["cases"] == ctx.spec.racing.sizes(450)[-2]
+    assert all(len(v) == kept["cases"] for v in kept["scores"].values())
     for t in complete[1:]:
         assert table.loc[t.number, "stage"] == "stage 3/3: full set (450 cases)"
         assert table.loc[t.number, "dropped because"] == ""
