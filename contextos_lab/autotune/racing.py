@@ -112,12 +112,24 @@ def reference_of(trial: optuna.trial.FrozenTrial, key: str) -> Reference | None:
 
 
 def feasible_front(study: optuna.Study, key: str) -> list[tuple[np.ndarray, Reference | None]]:
-    """Objective values (and racing prefix) of the complete, feasible trials to beat."""
-    return [
-        (np.asarray(t.values, dtype=float), reference_of(t, key))
+    """Objective values (and racing prefix) of the complete, feasible, non-dominated trials to
+    beat, one per distinct objective vector (a dominated trial's dominator beats more)."""
+    rows = [
+        t
         for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        if t.constraints and all(v <= 0 for v in t.constraints.values())
+        if t.constraints and all(v <= 0 for v in t.constraints.values()) and t.values
     ]
+    if not rows:
+        return []
+    sign = np.array([-1.0 if d.name == "MAXIMIZE" else 1.0 for d in study.directions])
+    losses = np.array([t.values for t in rows], dtype=float) * sign
+    _, first = np.unique(losses, axis=0, return_index=True)
+    keep = []
+    for i in sorted(first):
+        dominated = np.all(losses <= losses[i], axis=1) & np.any(losses < losses[i], axis=1)
+        if not dominated.any():
+            keep.append((np.asarray(rows[i].values, dtype=float), reference_of(rows[i], key)))
+    return keep
 
 
 def _baseline_reference(study: optuna.Study, key: str) -> Reference | None:
