@@ -29,8 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="constrained Pareto search over a harness's tunable surfaces (writes DIR/front.json)",
         example=[
             "contextos-lab search my_run.yaml --out out/search",
-            "contextos-lab search my_run.yaml --out out/search --n-trials 60 "
-            "--workers 2",
+            "contextos-lab search my_run.yaml --out out/search --n-trials 60 --workers 2",
         ],
         description=(
             "Run or resume the Optuna study a run spec declares. Storage: default "
