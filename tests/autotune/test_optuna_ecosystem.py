@@ -54,9 +54,7 @@ def test_metric_names_artifacts_and_best_trials_agree_with_the_kit(swept: SweepR
 def test_optuna_visualization_works(swept: SweepResult) -> None:
     import optuna
 
-    fig = optuna.visualization.plot_pareto_front(
-        swept.study, target_names=swept.study.metric_names
-    )
+    fig = optuna.visualization.plot_pareto_front(swept.study, target_names=swept.study.metric_names)
     assert fig.data and fig.layout is not None
 
 
@@ -98,5 +96,3 @@ def test_dashboard_command_refuses_a_folder_without_a_study(tmp_path: Path, caps
 
     assert main(["dashboard", "--out", str(tmp_path)]) == 2
     assert "no study storage" in capsys.readouterr().err
-
-

@@ -130,8 +130,10 @@ def test_an_outside_change_is_evaluated_gated_and_emitted_with_its_provenance(
         assert evidence["subject"] == subject and evidence["criterion"] == "correctness"
         cited = [judged[i] for i in evidence["preference_ids"]]  # every id is a stored entry
         assert cited and all(subject in (e.a_subject, e.b_subject) for e in cited)
-        assert len(cited) == evidence["comparisons"] == sum(
-            subject in (e.a_subject, e.b_subject) for e in judged.values()
+        assert (
+            len(cited)
+            == evidence["comparisons"]
+            == sum(subject in (e.a_subject, e.b_subject) for e in judged.values())
         )
         assert evidence["ci_low"] <= evidence["win_rate"] <= evidence["ci_high"]
         assert evidence["baseline"]["subject"] == "gate_toy_run/trial_0"
