@@ -96,6 +96,22 @@ def _proposal(c: Context) -> list[str]:
 FLOORS: tuple[str, ...] = ("policy", "safety")
 
 
+def verdict_refusals(verdict: ReplayVerdict | None, subject_id: str, missing: str) -> list[str]:
+    """Why a replay verdict does not clear `subject_id` for release (empty: it does). Bundle
+    and layer releases refuse on the same verdict checks, so both read them from here."""
+    if verdict is None:
+        return [missing]
+    out = []
+    if verdict.proposal_id != subject_id:
+        out.append(f"verdict {verdict.verdict_id} is for {verdict.proposal_id}")
+    if verdict.status != ReplayStatus.replay_clean:
+        out.append(f"replay status {verdict.status.value}")
+    for floor in FLOORS:
+        if getattr(verdict.scorecards_delta, floor) < 0:
+            out.append(f"hard-gate regression: {floor} delta below zero")
+    return out
+
+
 def _replay(c: Context) -> list[str]:
     v = c.verdict
     if v is None:

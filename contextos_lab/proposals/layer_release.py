@@ -22,7 +22,7 @@ from contextos_lab.proposals.reviews import Reviews, check_reviews, verdict_map
 from contextos_lab.proposals.rule_lifecycle import stamp_release
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
-from contextos_lab.schemas.strategy import ReplayStatus, ReplayVerdict, StrategyRule
+from contextos_lab.schemas.strategy import ReplayVerdict, StrategyRule
 
 S = LifecycleStatus
 
@@ -130,19 +130,10 @@ def layer_refusals(
     verdict: ReplayVerdict | None = None,
 ) -> list[str]:
     """Every reason not to release (seed 000's checks, for a layer rule)."""
-    from contextos_lab.proposals.checklist import FLOORS
+    from contextos_lab.proposals.checklist import verdict_refusals
 
-    out = []
-    if verdict is None:
-        out.append(f"no replay verdict (run `contextos-lab replay {rule.rule_id}`)")
-    else:
-        if verdict.proposal_id != rule.rule_id:
-            out.append(f"verdict {verdict.verdict_id} is for {verdict.proposal_id}")
-        if verdict.status != ReplayStatus.replay_clean:
-            out.append(f"replay status {verdict.status.value}")
-        for floor in FLOORS:
-            if getattr(verdict.scorecards_delta, floor) < 0:
-                out.append(f"hard-gate regression: {floor} delta below zero")
+    missing = f"no replay verdict (run `contextos-lab replay {rule.rule_id}`)"
+    out = verdict_refusals(verdict, rule.rule_id, missing)
     if rule.adjustment is None:
         out.append(f"{rule.rule_id} has no layer adjustment")
     if rule.status != S.proposed:

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from contextos_lab.proposals.bundle_registry import BundleRegistry
-from contextos_lab.proposals.checklist import FLOORS, release_checklist
+from contextos_lab.proposals.checklist import release_checklist, verdict_refusals
 from contextos_lab.proposals.lint import active_rules, proposal_conflicts
 from contextos_lab.proposals.policy_bundle import PolicyBundle, apply_patch
 from contextos_lab.proposals.reviews import Reviews, check_reviews, verdict_map
@@ -123,17 +123,7 @@ def release_refusals(
     active: list[StrategyRule],
 ) -> list[str]:
     """Every unmet release precondition, in checklist order (empty: releasable)."""
-    out: list[str] = []
-    if verdict is None:
-        out.append("no replay verdict")
-    else:
-        if verdict.proposal_id != proposal.proposal_id:
-            out.append(f"verdict {verdict.verdict_id} is for {verdict.proposal_id}")
-        if verdict.status != ReplayStatus.replay_clean:
-            out.append(f"replay status {verdict.status.value}")
-        for floor in FLOORS:
-            if getattr(verdict.scorecards_delta, floor) < 0:
-                out.append(f"hard-gate regression: {floor} delta below zero")
+    out = verdict_refusals(verdict, proposal.proposal_id, "no replay verdict")
     if not (approver_id and approver_id.strip()):
         out.append("no approver")
     out.extend(review_reasons)
