@@ -32,6 +32,7 @@ import optuna
 import pandas as pd
 from optuna.trial import TrialState
 
+from contextos_lab.autotune import local_search
 from contextos_lab.autotune.cases import CaseSet
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.fidelity import RacingSchedule
@@ -107,29 +108,23 @@ def reference_of(trial: optuna.trial.FrozenTrial, key: str) -> Reference | None:
     scores = trial.user_attrs.get("scores")
     if not isinstance(ref, dict) or ref.get("order") != key or not isinstance(scores, dict):
         return None
-    prefix = {k: np.asarray(v, dtype=float) for k, v in ref.get("scores", {}).items()}
-    return Reference(trial.number, {k: float(v) for k, v in scores.items()}, prefix)
+    try:
+        prefix = {k: np.asarray(v, dtype=float) for k, v in ref.get("scores", {}).items()}
+        means = {k: float(v) for k, v in scores.items()}
+    except (TypeError, ValueError, AttributeError):
+        return None  # an attribute edited out of shape: race unpaired rather than on it
+    return Reference(trial.number, means, prefix)
 
 
 def feasible_front(study: optuna.Study, key: str) -> list[tuple[np.ndarray, Reference | None]]:
     """Objective values (and racing prefix) of the complete, feasible, non-dominated trials to
-    beat, one per distinct objective vector (a dominated trial's dominator beats more)."""
-    rows = [
-        t
-        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        if t.constraints and all(v <= 0 for v in t.constraints.values()) and t.values
-    ]
-    if not rows:
-        return []
-    sign = np.array([-1.0 if d.name == "MAXIMIZE" else 1.0 for d in study.directions])
-    losses = np.array([t.values for t in rows], dtype=float) * sign
-    _, first = np.unique(losses, axis=0, return_index=True)
-    keep = []
-    for i in sorted(first):
-        dominated = np.all(losses <= losses[i], axis=1) & np.any(losses < losses[i], axis=1)
-        if not dominated.any():
-            keep.append((np.asarray(rows[i].values, dtype=float), reference_of(rows[i], key)))
-    return keep
+    beat (the local search's front), one per distinct objective vector."""
+    trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    out: dict[tuple[float, ...], tuple[np.ndarray, Reference | None]] = {}
+    for t in local_search.feasible_front(study, [t for t in trials if t.constraints]):
+        values = np.asarray(t.values, dtype=float)
+        out.setdefault(tuple(values), (values, reference_of(t, key)))
+    return list(out.values())
 
 
 def _baseline_reference(study: optuna.Study, key: str) -> Reference | None:

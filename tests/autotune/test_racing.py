@@ -261,3 +261,20 @@ def test_sweep_races_by_default_and_runs_full_on_request(big_case_dir: Path) -> 
                  fidelity="full")  # fmt: skip
     assert not any("racing" in t.user_attrs for t in full.study.trials)
     assert all(t.state == TrialState.COMPLETE for t in full.study.trials)
+
+
+def test_a_malformed_racing_reference_is_ignored_not_raced_on() -> None:
+    import optuna
+
+    from contextos_lab.autotune.racing import reference_of
+
+    def trial(ref: object) -> optuna.trial.FrozenTrial:
+        return optuna.trial.create_trial(
+            values=[1.0], user_attrs={"scores": {"utility": 0.5}, "racing_reference": ref}
+        )
+
+    good = {"order": "k", "cases": 2, "scores": {"utility": [0.0, 1.0]}}
+    assert reference_of(trial(good), "k") is not None
+    assert reference_of(trial(good), "other order") is None
+    assert reference_of(trial({**good, "scores": {"utility": ["x", None]}}), "k") is None
+    assert reference_of(trial({**good, "scores": ["not", "a", "dict"]}), "k") is None
