@@ -21,15 +21,9 @@ from contextos_lab.schemas import ENVELOPES_BY_KIND
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.store.anchor import Anchor, anchor_mac, anchor_path, read_anchor, store_identity
-from contextos_lab.store.experience_store import (
-    GENESIS,
-    VerifyReport,
-    artifacts,
-    chain_head,
-    head_mac,
-    row_hash,
-    row_mac,
-)
+from contextos_lab.store.chain import GENESIS, head_mac, row_hash, row_mac
+from contextos_lab.store.database import artifacts, chain_head
+from contextos_lab.store.records import VerifyReport
 from contextos_lab.store.signing import signature_valid
 
 if TYPE_CHECKING:
