@@ -1,5 +1,4 @@
-"""What a write must satisfy before it is stored: storability, signatures, upstream links,
-immutability and lifecycle moves. Each failure is a `StoreRefusal`."""
+"""What a write must satisfy to be stored (storability, signatures, lifecycle); else a refusal."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Reads a write needs inside its transaction: latest versions, existence and upstream hashes,
-counting the rows the same transaction has already written (`pending`)."""
+"""Reads a write makes inside its transaction, counting rows written earlier in it (`pending`)."""
 
 from __future__ import annotations
 

@@ -31,15 +31,12 @@ import pandas as pd
 from contextos_lab.evaluators.economics import DEFAULT_PRICES
 from contextos_lab.evaluators.policy import PolicyEvaluator
 from contextos_lab.evaluators.safety import SafetyEvaluator
-from contextos_lab.harness.reference.harness import (
-    KINDS,
-    Core,
-    SupportDeskHarness,
-    _resolve,
-    run_core,
-)
+from contextos_lab.harness.reference.core import Core, run_core
+from contextos_lab.harness.reference.harness import SupportDeskHarness
 from contextos_lab.harness.reference.knowledge_base import SKILLS
 from contextos_lab.harness.reference.policy import Decision, Variant
+from contextos_lab.harness.reference.prepared import KINDS
+from contextos_lab.harness.reference.surfaces import resolve_config
 
 EVALUATOR_ORDER: tuple[str, ...] = ("policy", "safety", "utility", "latency", "economics")
 _DECISIONS: dict[str, int] = {d.name: int(d) for d in Decision}
@@ -115,7 +112,7 @@ class GridScorer:
         self.key_empty, self.key_bits = key_empty, key_bits
 
     def core(self, config: Mapping[str, Any]) -> Core:
-        return run_core(self.p, _resolve(config))
+        return run_core(self.p, resolve_config(config))
 
     def per_case(self, config: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """The five per-case score arrays, in the cases' order (what `evaluate` returns)."""
