@@ -25,7 +25,8 @@ class RacingSchedule(BaseModel):
 
     The defaults come from benchmarks/search_cost.py on the reference harness: with bounds
     paired case by case, five looks at z = 2 reached 0.95 of the true front in a median 12,172
-    case evaluations on seeds 0-4, three looks at z = 3 in 15,698 (a config with a small
+    case evaluations on seeds 0-4 (11,420 once also paired with the nearest completed trial),
+    three looks at z = 3 in 15,698 (a config with a small
     regression is proved out at 10-40 % of the set instead of completing); on seeds 10-11,
     z = 1.645 or eight looks changed that cost by under 4 %.
     """

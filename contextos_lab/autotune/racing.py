@@ -10,7 +10,8 @@ whose scores on the racing prefix are kept on their trials (`autotune.racing_ref
 config is dropped only on evidence:
 
   * a floor's optimistic bound is below the floor (one violation proves it for a 1.0 floor),
-  * an accepted delta is breached even at the optimistic bound (paired with the baseline), or
+  * an accepted delta is breached even at the optimistic bound (paired with the baseline and
+    the nearest completed trial), or
   * its optimistic objective vector is dominated by a fully evaluated feasible trial (paired
     with that trial where its prefix is known).
 
@@ -126,9 +127,9 @@ def drop_reason(
     vs_base, with_base = est, near
     if baseline_ref is not None:
         vs_base = est.intersect(paired(per_case, baseline_ref.prefix, baseline, n_total, z))
-        with_base = ", paired with the baseline" + (
-            f" and trial #{nearest.number}" if nearest else ""
-        )
+        with_base = ", paired with the baseline"
+        if nearest is not None and nearest.number != baseline_ref.number:
+            with_base += f" and trial #{nearest.number}"
     for name, delta in ctx.spec.guardrails.accepted_deltas.model_dump().items():
         if delta is None:
             continue
