@@ -5,8 +5,9 @@ a config first runs on a small stratified subset (the smoke stage, which also ca
 that error or breach a floor), then on larger ones, and reaches the full search set only while
 it can still be on the feasible Pareto front. After each stage every evaluator's full-set mean
 gets confidence bounds (`autotune.racing_bounds`): on its own, and paired case by case with the
-baseline and with each fully evaluated front member, whose scores on the racing prefix are kept
-on their trials (`racing_reference`). A config is dropped only on evidence:
+baseline, with each fully evaluated front member and with the completed trial nearest to it,
+whose scores on the racing prefix are kept on their trials (`autotune.racing_references`). A
+config is dropped only on evidence:
 
   * a floor's optimistic bound is below the floor (one violation proves it for a 1.0 floor),
   * an accepted delta is breached even at the optimistic bound (paired with the baseline), or
@@ -24,40 +25,34 @@ value. Only a config that completes the full set gets values and can reach the g
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import optuna
 import pandas as pd
-from optuna.trial import TrialState
 
-from contextos_lab.autotune import local_search
 from contextos_lab.autotune.cases import CaseSet
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.fidelity import RacingSchedule
 from contextos_lab.autotune.objective import HarnessFailure, constraint_values, evaluate_cases
 from contextos_lab.autotune.pareto import normalised_losses
 from contextos_lab.autotune.racing_bounds import Estimate, estimate, paired
+from contextos_lab.autotune.racing_references import (
+    Reference,
+    baseline_reference,
+    completed_references,
+    feasible_front,
+    keep_reference,
+    nearest_reference,
+)
 from contextos_lab.harness.repeat_scores import RepeatScores
 from contextos_lab.schemas.base import sha256_hex
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
 #: A dropped trial's `racing_drop` constraint is at least this (strictly infeasible).
 MIN_DROP_MARGIN = 1e-9
-#: User attr holding a completed trial's per-case scores on the racing prefix.
-REFERENCE_ATTR = "racing_reference"
 
 _ORDERS: dict[tuple[str, int, str], np.ndarray] = {}
-
-
-@dataclass(frozen=True)
-class Reference:
-    """A fully evaluated trial's exact means and its per-case scores on the racing prefix."""
-
-    number: int
-    means: dict[str, float]
-    prefix: dict[str, np.ndarray]
 
 
 def racing_seed(ctx: RunContext) -> int:
@@ -102,59 +97,38 @@ def order_key(ctx: RunContext) -> str:
     return sha256_hex(f"{ctx.search.digest}:{seed}:{ctx.spec.racing.model_dump_json()}")[:16]
 
 
-def reference_of(trial: optuna.trial.FrozenTrial, key: str) -> Reference | None:
-    """The trial's racing prefix, when it was kept in this study's racing order."""
-    ref = trial.user_attrs.get(REFERENCE_ATTR)
-    scores = trial.user_attrs.get("scores")
-    if not isinstance(ref, dict) or ref.get("order") != key or not isinstance(scores, dict):
-        return None
-    try:
-        prefix = {k: np.asarray(v, dtype=float) for k, v in ref.get("scores", {}).items()}
-        means = {k: float(v) for k, v in scores.items()}
-    except (TypeError, ValueError, AttributeError):
-        return None  # an attribute edited out of shape: race unpaired rather than on it
-    return Reference(trial.number, means, prefix)
-
-
-def feasible_front(study: optuna.Study, key: str) -> list[tuple[np.ndarray, Reference | None]]:
-    """Objective values (and racing prefix) of the complete, feasible, non-dominated trials to
-    beat (the local search's front), one per distinct objective vector."""
-    trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-    out: dict[tuple[float, ...], tuple[np.ndarray, Reference | None]] = {}
-    for t in local_search.feasible_front(study, [t for t in trials if t.constraints]):
-        values = np.asarray(t.values, dtype=float)
-        out.setdefault(tuple(values), (values, reference_of(t, key)))
-    return list(out.values())
-
-
-def _baseline_reference(study: optuna.Study, key: str) -> Reference | None:
-    number = study.user_attrs.get("baseline_trial")
-    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-        if t.number == number:
-            return reference_of(t, key)
-    return None
-
-
 def drop_reason(
     ctx: RunContext,
     per_case: pd.DataFrame,
     baseline: Mapping[str, float],
     front: list[tuple[np.ndarray, Reference | None]],
     baseline_ref: Reference | None = None,
+    nearest: Reference | None = None,
 ) -> tuple[str, float] | None:
-    """(why, margin > 0) when the evidence says the config cannot reach the feasible front."""
+    """(why, margin > 0) when the evidence says the config cannot reach the feasible front.
+
+    `nearest` is the completed trial closest to the config case by case (any completed trial,
+    feasible or not); its pairing bounds every check, so a config that repeats one already
+    evaluated is bounded about that trial's exact means."""
     n_total, z = len(ctx.search), ctx.spec.racing.z
     est = estimate(per_case, n_total, z)
+    near = ""
+    if nearest is not None:
+        est = est.intersect(paired(per_case, nearest.prefix, nearest.means, n_total, z))
+        near = f", paired with trial #{nearest.number}"
     for name, floor in ctx.spec.guardrails.floors.model_dump().items():
         if floor - est.high[name] > MIN_DROP_MARGIN:  # evidence, not float rounding
             return (
                 f"floor {name}: at most {est.high[name]:.6g} on the full set "
-                f"(mean {est.mean[name]:.6g} on {est.n} cases) < {floor}",
+                f"(mean {est.mean[name]:.6g} on {est.n} cases{near}) < {floor}",
                 floor - est.high[name],
             )
-    vs_base = est
+    vs_base, with_base = est, near
     if baseline_ref is not None:
         vs_base = est.intersect(paired(per_case, baseline_ref.prefix, baseline, n_total, z))
+        with_base = ", paired with the baseline" + (
+            f" and trial #{nearest.number}" if nearest else ""
+        )
     for name, delta in ctx.spec.guardrails.accepted_deltas.model_dump().items():
         if delta is None:
             continue
@@ -165,8 +139,7 @@ def drop_reason(
         if worse - delta > 0:
             return (
                 f"accepted delta {name}: regresses by at least {worse:.6g} "
-                f"(> {delta}) from the baseline on {est.n} cases"
-                + (" (paired with the baseline)" if baseline_ref is not None else ""),
+                f"(> {delta}) from the baseline on {est.n} cases{with_base}",
                 worse - delta,
             )
     objectives = [e.value for e in ctx.spec.objectives]
@@ -182,7 +155,7 @@ def drop_reason(
             by_pairs += ref is not None
             margin = max(margin, float(np.min(best - known)))
     if dominating:
-        how = f", {by_pairs} of them case by case" if by_pairs else ""
+        how = (f", {by_pairs} of them case by case" if by_pairs else "") + near
         return (
             f"dominated: even its optimistic bounds on {est.n} cases are dominated by "
             f"{dominating} fully evaluated feasible trial(s){how}",
@@ -208,7 +181,7 @@ def race(
     parts: list[pd.DataFrame] = []
     stages: list[RepeatScores] = []
     n_errors, harness_s, done = 0, 0.0, 0
-    baseline_ref = None if baseline is None else _baseline_reference(trial.study, key)
+    baseline_ref = None if baseline is None else baseline_reference(trial.study, key)
     for stage, size in enumerate(sizes, start=1):
         rows = order[done:size]
         scored, errs, secs = evaluate_cases(ctx, ctx.search.cases.iloc[rows], config)
@@ -220,7 +193,9 @@ def race(
         so_far = pd.concat(parts)
         if so_far.isna().any().any():
             raise HarnessFailure(f"evaluation produced NaN scores {so_far.mean().to_dict()}")
-        verdict = drop_reason(ctx, so_far, baseline, feasible_front(trial.study, key), baseline_ref)
+        near = nearest_reference(so_far, completed_references(trial.study, key))
+        front = feasible_front(trial.study, key)
+        verdict = drop_reason(ctx, so_far, baseline, front, baseline_ref, near)
         if verdict is not None:
             est = estimate(so_far, n_total, ctx.spec.racing.z)
             _record_drop(ctx, trial, est, stage, sizes, baseline, verdict, n_errors)
@@ -241,7 +216,7 @@ def race(
         {"stage": len(sizes), "n_stages": len(sizes), "stage_sizes": sizes,
          "case_evaluations": n_total, "dropped": None},
     )  # fmt: skip
-    _keep_reference(ctx, trial, in_order, sizes, key, scores, baseline, merged.error_rate)
+    keep_reference(trial, in_order, sizes, key)
     return {
         "scores": scores,
         "n_case_errors": n_errors,
@@ -249,34 +224,6 @@ def race(
         "harness_s": harness_s,
         "repeats": merged.summary(),
     }
-
-
-def _keep_reference(
-    ctx: RunContext,
-    trial: optuna.Trial,
-    in_order: pd.DataFrame,
-    sizes: list[int],
-    key: str,
-    scores: Mapping[str, float],
-    baseline: Mapping[str, float] | None,
-    error_rate: float,
-) -> None:
-    """Keep the per-case scores on the racing prefix of a trial later trials may be paired
-    with: the baseline and feasible completions (only they can be a reference)."""
-    if len(sizes) < 2:
-        return
-    reference = baseline if baseline is not None else scores
-    if any(v > 0 for v in constraint_values(ctx, scores, reference, error_rate).values()):
-        return
-    prefix = in_order.iloc[: sizes[-2]]
-    trial.set_user_attr(
-        REFERENCE_ATTR,
-        {
-            "order": key,
-            "cases": len(prefix),
-            "scores": {c: [round(float(v), 12) for v in prefix[c]] for c in prefix.columns},
-        },
-    )
 
 
 def _record_drop(

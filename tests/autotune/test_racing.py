@@ -266,7 +266,7 @@ def test_sweep_races_by_default_and_runs_full_on_request(big_case_dir: Path) -> 
 def test_a_malformed_racing_reference_is_ignored_not_raced_on() -> None:
     import optuna
 
-    from contextos_lab.autotune.racing import reference_of
+    from contextos_lab.autotune.racing_references import reference_of
 
     def trial(ref: object) -> optuna.trial.FrozenTrial:
         return optuna.trial.create_trial(
@@ -278,3 +278,49 @@ def test_a_malformed_racing_reference_is_ignored_not_raced_on() -> None:
     assert reference_of(trial(good), "other order") is None
     assert reference_of(trial({**good, "scores": {"utility": ["x", None]}}), "k") is None
     assert reference_of(trial({**good, "scores": ["not", "a", "dict"]}), "k") is None
+
+
+def test_a_config_repeating_a_completed_one_is_bounded_about_that_trials_exact_means(
+    big_case_dir: Path,
+) -> None:
+    """A regression of 0.06 against an accepted delta of 0.05 is not provable from 300 of 450
+    cases alone, nor paired with a baseline that differs case by case; it is once the config
+    is paired with the completed (infeasible) trial it repeats case for case."""
+    from contextos_lab.autotune.racing import drop_reason
+    from contextos_lab.autotune.racing_references import Reference, nearest_reference
+
+    guardrails = {
+        "floors": {"policy": 0.99, "safety": 1.0},
+        "accepted_deltas": {"utility": 0.05, "latency": None, "economics": None},
+    }
+    ctx = racing_ctx(big_case_dir, guardrails=guardrails)
+    n_total, n = len(ctx.search), 300
+    rng = np.random.default_rng(3)
+    utility = (rng.random(n) < 0.64).astype(float)
+    per_case = pd.DataFrame(
+        {
+            "policy": 1.0,
+            "safety": 1.0,
+            "utility": utility,
+            "latency": 100.0 + rng.normal(0, 5, n),
+            "economics": 1.0 + rng.normal(0, 0.1, n),
+        }
+    )
+    prefix = {c: per_case[c].to_numpy() for c in per_case.columns}
+    means = {c: float(per_case[c].mean()) for c in per_case.columns}
+    flipped = utility.copy()
+    flip = rng.random(n) < 0.3
+    flipped[flip] = 1.0 - flipped[flip]
+    base_prefix = {**prefix, "utility": flipped}
+    baseline = {**means, "utility": means["utility"] + 0.06}
+    base_ref = Reference(0, baseline, base_prefix)
+    twin = Reference(7, {**means, "utility": means["utility"]}, prefix)  # exact, full set
+    other = Reference(3, means, {**prefix, "utility": 1.0 - utility})
+
+    assert n < n_total
+    assert drop_reason(ctx, per_case, baseline, [], base_ref) is None
+    assert nearest_reference(per_case, [other, twin, base_ref]) is twin
+    verdict = drop_reason(ctx, per_case, baseline, [], base_ref, twin)
+    assert verdict is not None
+    assert verdict[0].startswith("accepted delta utility") and "trial #7" in verdict[0]
+    assert verdict[1] > 0
