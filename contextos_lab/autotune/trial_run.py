@@ -1,0 +1,59 @@
+"""One trial's path: ask, check the budget, run on the harness, tell, write to the run layout."""
+
+from __future__ import annotations
+
+import logging
+
+import optuna
+from optuna.trial import TrialState
+
+from contextos_lab.autotune.context import RunContext
+from contextos_lab.autotune.objective import HarnessFailure, run_trial, worker_id
+from contextos_lab.autotune.trial_count import _within_budget
+
+log = logging.getLogger(__name__)
+
+
+def _run_one(
+    ctx: RunContext,
+    study: optuna.Study,
+    baseline: dict[str, float] | None,
+    *,
+    budget: int | None = None,
+    trial: optuna.Trial | None = None,
+) -> optuna.trial.FrozenTrial | None:
+    """Ask (unless given) and run one trial; None when it fell past the budget (closed
+    unrun as an uncounted FAIL, because a concurrent process took the last place)."""
+    if ctx.runs is not None:
+        ctx.runs.discard()
+    trial = trial or study.ask()
+    if budget is not None and not _within_budget(study, trial.number, budget):
+        trial.set_user_attr("over_budget", True)
+        trial.set_user_attr("fail_reason", f"over budget: the study already has {budget} trials")
+        study.tell(trial, state=TrialState.FAIL)
+        return None
+    trial.set_user_attr("worker", worker_id())
+    try:
+        values = run_trial(ctx, trial, baseline)
+    except HarnessFailure as exc:
+        log.warning("trial %d failed: %s", trial.number, exc)
+        return _laid_out(ctx, study.tell(trial, state=TrialState.FAIL))
+    except optuna.TrialPruned:  # dropped by racing; its stage and reason are in user attrs
+        return _laid_out(ctx, study.tell(trial, state=TrialState.PRUNED))
+    except BaseException as exc:  # a bug or an interrupt: record it, never swallow it
+        interrupted = isinstance(exc, KeyboardInterrupt | SystemExit)
+        trial.set_user_attr("interrupted", interrupted)
+        trial.set_user_attr("fail_reason", f"{type(exc).__name__}: {exc}")
+        study.tell(trial, state=TrialState.FAIL)
+        raise
+    return _laid_out(ctx, study.tell(trial, list(values)))
+
+
+def _laid_out(ctx: RunContext, frozen: optuna.trial.FrozenTrial) -> optuna.trial.FrozenTrial:
+    """Write the told trial to the run layout; a full disk there never fails the study."""
+    if ctx.runs is not None:
+        try:
+            ctx.runs.finish(frozen, config=ctx.space.config(dict(frozen.params)))
+        except OSError as exc:
+            log.warning("run layout: trial %d not written: %s", frozen.number, exc)
+    return frozen
