@@ -43,6 +43,8 @@ def reference_of(trial: optuna.trial.FrozenTrial, key: str) -> Reference | None:
         means = {k: float(v) for k, v in scores.items()}
     except (TypeError, ValueError, AttributeError):
         return None  # an attribute edited out of shape: race unpaired rather than on it
+    if any(v.ndim != 1 for v in prefix.values()):
+        return None  # a scalar or a table where a per-case list belongs
     return Reference(trial.number, means, prefix)
 
 

@@ -278,6 +278,8 @@ def test_a_malformed_racing_reference_is_ignored_not_raced_on() -> None:
     assert reference_of(trial(good), "other order") is None
     assert reference_of(trial({**good, "scores": {"utility": ["x", None]}}), "k") is None
     assert reference_of(trial({**good, "scores": ["not", "a", "dict"]}), "k") is None
+    assert reference_of(trial({**good, "scores": {"utility": 0.5}}), "k") is None
+    assert reference_of(trial({**good, "scores": {"utility": [[0.0], [1.0]]}}), "k") is None
 
 
 def test_a_config_repeating_a_completed_one_is_bounded_about_that_trials_exact_means(
