@@ -9,7 +9,7 @@ from optuna.trial import TrialState
 
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.trial_count import _uncounted
-from contextos_lab.autotune.trial_run import _run_one
+from contextos_lab.autotune.trial_run import _run_one, close_duplicate_baseline
 
 
 class HarnessUnreachable(RuntimeError):
@@ -35,9 +35,7 @@ def ensure_baseline(
     if trial.user_attrs.get("is_baseline") and _earlier_baseline(study, trial.number):
         # two processes both saw no baseline queued and both enqueued one (seen on PostgreSQL
         # with three `search` processes): the later one closes unrun and uncounted
-        trial.set_user_attr("duplicate_baseline", True)
-        trial.set_user_attr("fail_reason", "duplicate baseline: another process runs it")
-        study.tell(trial, state=TrialState.FAIL)
+        close_duplicate_baseline(study, trial)
         scores = _wait_for_baseline(study, poll_s)
         _run_one(ctx, study, scores, budget=budget)
         return scores

@@ -26,7 +26,13 @@ def _run_one(
     unrun as an uncounted FAIL, because a concurrent process took the last place)."""
     if ctx.runs is not None:
         ctx.runs.discard()
-    trial = trial or study.ask()
+    if trial is None:
+        trial = study.ask()
+        while baseline is not None and trial.user_attrs.get("is_baseline"):
+            # a baseline a concurrent process enqueued too and nobody took before the real
+            # one finished: running it would put a second baseline on the front
+            close_duplicate_baseline(study, trial)
+            trial = study.ask()
     if budget is not None and not _within_budget(study, trial.number, budget):
         trial.set_user_attr("over_budget", True)
         trial.set_user_attr("fail_reason", f"over budget: the study already has {budget} trials")
@@ -47,6 +53,13 @@ def _run_one(
         study.tell(trial, state=TrialState.FAIL)
         raise
     return _laid_out(ctx, study.tell(trial, list(values)))
+
+
+def close_duplicate_baseline(study: optuna.Study, trial: optuna.Trial) -> None:
+    """Close a second baseline trial unrun and uncounted (two processes both enqueued one)."""
+    trial.set_user_attr("duplicate_baseline", True)
+    trial.set_user_attr("fail_reason", "duplicate baseline: another process runs it")
+    study.tell(trial, state=TrialState.FAIL)
 
 
 def _laid_out(ctx: RunContext, frozen: optuna.trial.FrozenTrial) -> optuna.trial.FrozenTrial:

@@ -84,6 +84,24 @@ def test_failed_trial_recorded_with_reason_and_study_continues(case_dir: Path) -
     assert all(t.state == TrialState.COMPLETE for t in study.trials[2:])
 
 
+def test_a_second_baseline_left_queued_by_another_process_is_closed_not_run(
+    case_dir: Path,
+) -> None:
+    """Three processes starting one study can each enqueue a baseline; one runs, one is closed
+    in ensure_baseline, and the third must not be run later as a search trial (seen on
+    PostgreSQL: two completed baselines)."""
+    ctx = make_ctx(case_dir)
+    study = open_study(ctx, open_storage("memory"))
+    ensure_baseline(ctx, study)
+    study.enqueue_trial(ctx.space.baseline_params(), user_attrs={"is_baseline": True})
+    work(ctx, study, budget=4)
+    complete = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    assert sum(bool(t.user_attrs.get("is_baseline")) for t in complete) == 1
+    closed = [t for t in study.trials if t.user_attrs.get("duplicate_baseline")]
+    assert [t.state for t in closed] == [TrialState.FAIL]
+    assert counted_trials(study) == 4 and len(complete) == 4
+
+
 def test_unreachable_storage_and_harness_fail_clearly(case_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(StorageUnreachable, match="no_such_dir"):
         open_storage(str(tmp_path / "no_such_dir" / "study.log"))
