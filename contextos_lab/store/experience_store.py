@@ -42,7 +42,7 @@ from contextos_lab.store.admission import (
 from contextos_lab.store.append import anchor_committed, append_once
 from contextos_lab.store.chain import GENESIS, head_mac, row_hash, row_mac
 from contextos_lab.store.database import artifacts, chain_head, create_tables, make_engine, metadata
-from contextos_lab.store.lookups import latest
+from contextos_lab.store.lookups import latest, latest_row
 from contextos_lab.store.records import AppendOutcome, StoredRow, StoreRefusal, VerifyReport
 from contextos_lab.store.signing import load_authorised_overriders, load_signing_key
 
@@ -172,12 +172,7 @@ class ExperienceStore:
     def find(self, artifact_id: str) -> Envelope | None:
         """Latest version of an artifact by id alone, whatever its kind."""
         with self.engine.connect() as conn:
-            row = conn.execute(
-                select(artifacts.c.kind, artifacts.c.body)
-                .where(artifacts.c.artifact_id == artifact_id)
-                .order_by(artifacts.c.seq.desc())
-                .limit(1)
-            ).first()
+            row = latest_row(conn, artifact_id, artifacts.c.kind, artifacts.c.body)
         return ENVELOPES_BY_KIND[row.kind].model_validate_json(row.body) if row else None
 
     def rows(
@@ -206,12 +201,7 @@ class ExperienceStore:
     def upstream_of(self, artifact_id: str) -> tuple[str, ...]:
         """Upstream ids recorded on the latest row of an artifact."""
         with self.engine.connect() as conn:
-            row = conn.execute(
-                select(artifacts.c.upstream_ids)
-                .where(artifacts.c.artifact_id == artifact_id)
-                .order_by(artifacts.c.seq.desc())
-                .limit(1)
-            ).first()
+            row = latest_row(conn, artifact_id, artifacts.c.upstream_ids)
         return tuple(json.loads(row.upstream_ids)) if row else ()
 
     def list(self, model: type[E] | str, since: datetime | None = None) -> EnvelopeList[E]:

@@ -26,6 +26,16 @@ def latest(conn: Any, kind: str, artifact_id: str) -> Envelope | None:
     return ENVELOPES_BY_KIND[kind].model_validate_json(row.body) if row else None
 
 
+def latest_row(conn: Any, artifact_id: str, *columns: Any) -> Any:
+    """These columns of the latest stored row of an artifact id (any kind), or None."""
+    return conn.execute(
+        select(*columns)
+        .where(artifacts.c.artifact_id == artifact_id)
+        .order_by(artifacts.c.seq.desc())
+        .limit(1)
+    ).first()
+
+
 def exists_any(conn: Any, artifact_id: str, pending: Pending) -> bool:
     """Whether an artifact of any kind is stored or pending under this id."""
     if any(aid == artifact_id for _, aid in pending):
@@ -46,11 +56,5 @@ def upstream_hash(conn: Any, ups: Sequence[str], pending: Pending) -> str | None
         if hit is not None:
             hashes.append(hit.content_hash())
             continue
-        row = conn.execute(
-            select(artifacts.c.content_sha256)
-            .where(artifacts.c.artifact_id == up)
-            .order_by(artifacts.c.seq.desc())
-            .limit(1)
-        ).first()
-        hashes.append(row.content_sha256)
+        hashes.append(latest_row(conn, up, artifacts.c.content_sha256).content_sha256)
     return sha256_hex(canonical_json(hashes))
