@@ -8,6 +8,7 @@ import optuna
 from optuna.trial import TrialState
 
 from contextos_lab.autotune.context import RunContext
+from contextos_lab.autotune.trial_claim import ask_claimed
 from contextos_lab.autotune.trial_count import _uncounted
 from contextos_lab.autotune.trial_run import _run_one, close_duplicate_baseline
 
@@ -31,7 +32,7 @@ def ensure_baseline(
     waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING, TrialState.RUNNING))
     if not any(t.user_attrs.get("is_baseline") for t in waiting):
         study.enqueue_trial(ctx.space.baseline_params(), user_attrs={"is_baseline": True})
-    trial = study.ask()
+    trial = ask_claimed(study)
     if trial.user_attrs.get("is_baseline") and _earlier_baseline(study, trial.number):
         # two processes both saw no baseline queued and both enqueued one (seen on PostgreSQL
         # with three `search` processes): the later one closes unrun and uncounted

@@ -8,8 +8,6 @@ the study reads on its own in optuna-dashboard.
 
 from __future__ import annotations
 
-import os
-import socket
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,11 +30,6 @@ MAX_CASE_HASHES_PER_TRIAL = 256
 
 class HarnessFailure(RuntimeError):
     """The harness (or evaluation) could not produce scores for a config."""
-
-
-def worker_id() -> str:
-    """`host:pid`: lets a restarted sweep tell a dead worker's trial from a live one."""
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def execute_and_score(

@@ -63,7 +63,6 @@ from contextos_lab.autotune.study_storage import (
 from contextos_lab.autotune.trial_count import (
     COUNTED_STATES,
     UNCLAIMED_GRACE_S,
-    _pid_alive,
     _uncounted,
     _within_budget,
     counted_trials,
@@ -86,7 +85,6 @@ __all__ = [
     "_earlier_baseline",
     "_file_lock",
     "_laid_out",
-    "_pid_alive",
     "_progress",
     "_rdb_storage",
     "_repair_journal_tail",

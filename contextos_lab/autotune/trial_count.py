@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import datetime
 import logging
-import os
 import socket
 
 import optuna
 from optuna.trial import TrialState
+
+from contextos_lab.autotune.trial_claim import close_claims, dead_here, open_claims, pid_alive
 
 log = logging.getLogger(__name__)
 
@@ -46,28 +47,34 @@ def _within_budget(study: optuna.Study, number: int, budget: int) -> bool:
     return sum(1 for t in trials if t.number <= number and not _uncounted(t)) <= budget
 
 
-# A trial is RUNNING from `study.ask()` until its worker records itself a few storage calls
-# later; another process reaping in that window would fail a live trial (seen in CI with
-# three `search` processes on PostgreSQL). An unclaimed trial is only reaped once it is older.
+# A trial is RUNNING from `study.ask()` until its worker records itself (trial_claim). With no
+# worker named, the trial is an orphan only when every claim open at the time is a dead process
+# on this host; otherwise (a live or remote claim: reaping would fail a live trial, seen in CI
+# with three `search` processes on PostgreSQL) only once it is older than this.
 UNCLAIMED_GRACE_S = 300.0
 
 
 def reap_interrupted(study: optuna.Study, *, grace_s: float = UNCLAIMED_GRACE_S) -> list[int]:
-    """Mark RUNNING trials whose worker process on this host is gone as interrupted FAILs.
-
-    A trial with no recorded worker is reaped only when it started more than `grace_s` ago.
-    """
+    """Mark RUNNING trials whose worker process on this host is gone as interrupted FAILs."""
     host = socket.gethostname()
     storage = study._storage
+    running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+    # read after the trials: an unclaimed trial's owner opened its claim before the trial
+    # existed, so it is either still listed open here or has named itself (re-read below)
+    claims = open_claims(study)
+    orphans_known = bool(claims) and all(dead_here(w) for w in claims)
     reaped = []
     now = datetime.datetime.now()  # Optuna stamps datetime_start with naive local time
-    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+    for t in running:
         worker = t.user_attrs.get("worker")
+        if worker is None:
+            t = storage.get_trial(t._trial_id)
+            worker = t.user_attrs.get("worker")
         if worker is not None:
             w_host, _, pid = str(worker).rpartition(":")
-            if w_host != host or _pid_alive(int(pid)):
+            if t.state != TrialState.RUNNING or w_host != host or pid_alive(int(pid)):
                 continue
-        elif t.datetime_start is not None and (now - t.datetime_start).total_seconds() < grace_s:
+        elif not orphans_known and _younger(t, now, grace_s):
             continue
         reason = f"interrupted: worker {worker or '(unknown)'} died before finishing the trial"
         with contextlib.suppress(optuna.exceptions.UpdateFinishedTrialError):
@@ -75,16 +82,13 @@ def reap_interrupted(study: optuna.Study, *, grace_s: float = UNCLAIMED_GRACE_S)
             storage.set_trial_user_attr(t._trial_id, "fail_reason", reason)
             storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
             reaped.append(t.number)
+    if orphans_known:
+        close_claims(study, claims)
     if reaped:
         log.warning("study %s: marked interrupted trials %s as FAIL", study.study_name, reaped)
     return reaped
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _younger(t: optuna.trial.FrozenTrial, now: datetime.datetime, grace_s: float) -> bool:
+    start = t.datetime_start
+    return start is not None and (now - start).total_seconds() < grace_s

@@ -8,7 +8,8 @@ import optuna
 from optuna.trial import TrialState
 
 from contextos_lab.autotune.context import RunContext
-from contextos_lab.autotune.objective import HarnessFailure, run_trial, worker_id
+from contextos_lab.autotune.objective import HarnessFailure, run_trial
+from contextos_lab.autotune.trial_claim import ask_claimed
 from contextos_lab.autotune.trial_count import _within_budget
 
 log = logging.getLogger(__name__)
@@ -27,18 +28,17 @@ def _run_one(
     if ctx.runs is not None:
         ctx.runs.discard()
     if trial is None:
-        trial = study.ask()
+        trial = ask_claimed(study)
         while baseline is not None and trial.user_attrs.get("is_baseline"):
             # a baseline a concurrent process enqueued too and nobody took before the real
             # one finished: running it would put a second baseline on the front
             close_duplicate_baseline(study, trial)
-            trial = study.ask()
+            trial = ask_claimed(study)
     if budget is not None and not _within_budget(study, trial.number, budget):
         trial.set_user_attr("over_budget", True)
         trial.set_user_attr("fail_reason", f"over budget: the study already has {budget} trials")
         study.tell(trial, state=TrialState.FAIL)
         return None
-    trial.set_user_attr("worker", worker_id())
     try:
         values = run_trial(ctx, trial, baseline)
     except HarnessFailure as exc:
