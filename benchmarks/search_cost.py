@@ -35,6 +35,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import multiprocessing
 import os
 import sys
 import time
@@ -105,13 +106,17 @@ def run_one(
 
 def spend_kind(frame: pd.DataFrame, ctx: RunContext) -> pd.Series:
     """What each trial's case evaluations bought: a completed trial that is new, one that ties
-    an earlier completed trial's objective values exactly, or is infeasible; a dropped one."""
+    an earlier completed trial's objective values exactly, or is infeasible; a trial dropped on
+    evidence, or one not promoted (racing_promotion)."""
     objectives = [e.value for e in ctx.spec.objectives]
     seen: set[tuple[float, ...]] = set()
     kind = {}
     for row in frame.sort_values("number").to_dict(orient="records"):
+        if row["state"] == "PRUNED":
+            kind[row["number"]] = "not promoted" if row.get("not_promoted") else "dropped"
+            continue
         if row["state"] != "COMPLETE":
-            kind[row["number"]] = "dropped" if row["state"] == "PRUNED" else "failed"
+            kind[row["number"]] = "failed"
             continue
         values = tuple(round(float(row[o]), 12) for o in objectives)
         if not row["feasible"]:
@@ -239,7 +244,7 @@ def enumerate_standin(ctx: RunContext) -> tuple[pd.DataFrame, dict[str, Any]]:
     return frame, info
 
 
-def run_standin(seeds: list[int]) -> dict[str, Any]:
+def run_standin(seeds: list[int], processes: int = 1) -> dict[str, Any]:
     """The same measurement on the stand-in LLM harness (194 cases x 3 repeats)."""
     t0 = time.perf_counter()
     ctx = standin_ctx()
@@ -254,7 +259,7 @@ def run_standin(seeds: list[int]) -> dict[str, Any]:
     )
     frame, _ = run_matrix(
         ctx, STANDIN_RUNS, seeds, lookup_table(ctx, grid), STANDIN_FULL_TRIALS,
-        STANDIN_RACING_CALLS_IN_TRIALS, STANDIN_BUDGETS, truth["hypervolume"], [],
+        STANDIN_RACING_CALLS_IN_TRIALS, STANDIN_BUDGETS, truth["hypervolume"], [], processes,
     )  # fmt: skip
     unit = f"case evaluations (each {ctx.spec.repeats} harness calls)"
     out = summarise(frame, STANDIN_RUNS, STANDIN_BUDGETS, n_cases, len(seeds), unit)
@@ -324,6 +329,10 @@ def clairvoyant_calls_to(
     return float(np.where(raised, n_cases, smoke).sum())
 
 
+#: What every study of one `run_matrix` call shares; set before the pool forks its workers.
+_MATRIX: dict[str, Any] = {}
+
+
 def run_matrix(
     ctx: RunContext,
     runs: list[tuple[str, dict[str, Any], str]],
@@ -334,49 +343,71 @@ def run_matrix(
     budgets: list[int],
     truth: float,
     only: list[str],
+    processes: int = 1,
 ) -> tuple[pd.DataFrame, dict[str, list[list[float]]]]:
-    """Every (run, seed) study, one after another; a row per study and the HV curves."""
-    n_cases = len(ctx.search)
+    """Every (run, seed) study, a row per study and the HV curves. Each study is seeded and
+    in memory, so running them in `processes` forked workers changes no figure, only the
+    wall time (racing studies, the longest, are started first)."""
+    jobs = [
+        (f"{name}/{fidelity}", kw, fidelity, seed)
+        for name, kw, fidelity in runs
+        for seed in seeds
+        if not only or f"{name}/{fidelity}" in only
+    ]
+    _MATRIX.update(ctx=ctx, table=table, full_trials=full_trials, budgets=budgets,
+                   racing_calls=racing_calls_in_trials, truth=truth)  # fmt: skip
+    order = sorted(range(len(jobs)), key=lambda i: jobs[i][2] != "racing")
+    if processes > 1:
+        # fork: the workers inherit the prepared harness, case set and grid table as they are
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            done = pool.map(_study_row, [jobs[i] for i in order], chunksize=1)
+    else:
+        done = [_study_row(jobs[i]) for i in order]
+    by_job = dict(zip(order, done, strict=True))
     rows: list[dict[str, Any]] = []
     curves: dict[str, list[list[float]]] = {}
-    for name, kw, fidelity in runs:
-        label = f"{name}/{fidelity}"
-        if only and label not in only:
-            continue
-        for seed in seeds:
-            t1 = time.perf_counter()
-            cfg = SamplerConfig(seed=seed, **kw)
-            if fidelity == "full":
-                with grid_lookup(ctx, table):
-                    hist = run_one(ctx, cfg, "full", 10**12, full_trials)
-            else:
-                hist = run_one(ctx, cfg, "racing", racing_calls_in_trials * n_cases, 10**6)
-            curves.setdefault(label, []).append(hist[["calls", "hypervolume"]].to_numpy().tolist())
-            row: dict[str, Any] = {
-                "run": label,
-                "seed": seed,
-                "trials": len(hist),
-                "pruned": int((hist["state"] == "PRUNED").sum()),
-                "calls": int(hist["calls"].iloc[-1]),
-                "calls_to_0.95": calls_to(hist, 0.95, truth),
-                "calls_to_0.99": calls_to(hist, 0.99, truth),
-                "spend_to_0.95": spend_until(hist, 0.95, truth),
-                "clairvoyant_to_0.95": clairvoyant_calls_to(
-                    hist, 0.95, truth, n_cases, ctx.spec.racing.sizes(n_cases)[0]
-                ),
-                "seconds": round(time.perf_counter() - t1, 1),
-            }
-            for b in budgets:
-                row[f"ratio@{b}"] = ratio_at(hist, b * n_cases, truth)
-            rows.append(row)
-            top = max(b for b in budgets if b <= racing_calls_in_trials)
-            print(
-                f"  {label:32s} seed {seed}: {row['trials']} trials ({row['pruned']} dropped), "
-                f"{row['calls']} case evaluations, ratio@{top} {row[f'ratio@{top}']:.4f}, "
-                f"calls to 0.95 {row['calls_to_0.95']:.0f} ({row['seconds']} s)",
-                flush=True,
-            )
+    for i in range(len(jobs)):
+        row, curve = by_job[i]
+        rows.append(row)
+        curves.setdefault(row["run"], []).append(curve)
     return pd.DataFrame(rows), curves
+
+
+def _study_row(job: tuple[str, dict[str, Any], str, int]) -> tuple[dict[str, Any], list[Any]]:
+    label, kw, fidelity, seed = job
+    ctx, table, budgets, truth = (_MATRIX[k] for k in ("ctx", "table", "budgets", "truth"))
+    n_cases = len(ctx.search)
+    t1 = time.perf_counter()
+    cfg = SamplerConfig(seed=seed, **kw)
+    if fidelity == "full":
+        with grid_lookup(ctx, table):
+            hist = run_one(ctx, cfg, "full", 10**12, _MATRIX["full_trials"])
+    else:
+        hist = run_one(ctx, cfg, "racing", _MATRIX["racing_calls"] * n_cases, 10**6)
+    row: dict[str, Any] = {
+        "run": label,
+        "seed": seed,
+        "trials": len(hist),
+        "pruned": int((hist["state"] == "PRUNED").sum()),
+        "calls": int(hist["calls"].iloc[-1]),
+        "calls_to_0.95": calls_to(hist, 0.95, truth),
+        "calls_to_0.99": calls_to(hist, 0.99, truth),
+        "spend_to_0.95": spend_until(hist, 0.95, truth),
+        "clairvoyant_to_0.95": clairvoyant_calls_to(
+            hist, 0.95, truth, n_cases, ctx.spec.racing.sizes(n_cases)[0]
+        ),
+        "seconds": round(time.perf_counter() - t1, 1),
+    }
+    for b in budgets:
+        row[f"ratio@{b}"] = ratio_at(hist, b * n_cases, truth)
+    top = max(b for b in budgets if b <= _MATRIX["racing_calls"])
+    print(
+        f"  {label:32s} seed {seed}: {row['trials']} trials ({row['pruned']} dropped), "
+        f"{row['calls']} case evaluations, ratio@{top} {row[f'ratio@{top}']:.4f}, "
+        f"calls to 0.95 {row['calls_to_0.95']:.0f} ({row['seconds']} s)",
+        flush=True,
+    )
+    return row, hist[["calls", "hypervolume"]].to_numpy().tolist()
 
 
 def spend_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -429,6 +460,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-standin", action="store_true", help="skip the stand-in harness")
     parser.add_argument(
+        "--processes", type=int, default=1, help="studies run at once (figures are unchanged)"
+    )
+    parser.add_argument(
         "--standin-only",
         action="store_true",
         help="run only the stand-in part and store it in the existing --out JSON",
@@ -439,7 +473,9 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(args.out)
         result = json.loads(out.read_text())
         load = [round(x, 2) for x in os.getloadavg()]
-        standin = run_standin(list(range(args.first_seed, args.first_seed + args.seeds)))
+        standin = run_standin(
+            list(range(args.first_seed, args.first_seed + args.seeds)), args.processes
+        )
         standin["load_average_before"] = load
         standin["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
         result["slow_standin_harness"] = standin
@@ -465,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     frame, curves = run_matrix(
         ctx, RUNS, seeds, lookup_table(ctx, grid), FULL_TRIALS, RACING_CALLS_IN_TRIALS,
-        TRIAL_BUDGETS, true_hv, only,
+        TRIAL_BUDGETS, true_hv, only, args.processes,
     )  # fmt: skip
     ref = summarise(frame, RUNS, TRIAL_BUDGETS, n_cases, len(seeds), "case evaluations")
     if only:
@@ -518,7 +554,7 @@ def main(argv: list[str] | None = None) -> int:
             "met": bool(full_at_200 >= 0.99),
         },
     }
-    standin = None if args.no_standin else run_standin(seeds)
+    standin = None if args.no_standin else run_standin(seeds, args.processes)
     print()
     for k, v in goals.items():
         print(f"{k}: {v['measured']} (goal {v['goal']}): {'met' if v['met'] else 'NOT met'}")

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Fidelity = Literal["full", "racing"]
+Promotion = Literal["estimated_gain", "possible"]
 
 
 class RacingSchedule(BaseModel):
@@ -42,6 +43,12 @@ class RacingSchedule(BaseModel):
         default=(), description="case columns whose strata every subset keeps in proportion"
     )
     seed: int | None = Field(default=None, description="None = the sampler's seed (or 0)")
+    promotion: Promotion = Field(
+        default="estimated_gain",
+        description="which configs that can still reach the front go on: `possible` (all; drops "
+        "only on evidence) or `estimated_gain` (only while the point estimate adds feasible "
+        "hypervolume; the rest stop as not promoted, see autotune.racing_promotion)",
+    )
 
     @field_validator("stages")
     @classmethod

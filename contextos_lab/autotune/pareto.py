@@ -54,6 +54,7 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
                 "case_evaluations", ua.get("search_set", {}).get("n_cases")
             ),
             "drop_reason": (ua.get("racing") or {}).get("dropped"),
+            "not_promoted": bool((ua.get("racing") or {}).get("not_promoted")),
             # who proposed it: absent for the sampler's own trials (`contextos-lab enqueue`)
             "proposer": ua.get("proposer"),
         }

@@ -15,6 +15,10 @@ config is dropped only on evidence:
   * its optimistic objective vector is dominated by a fully evaluated feasible trial (paired
     with that trial where its prefix is known).
 
+With `promotion: estimated_gain` (the default) a config that survives those checks goes on only
+while its point estimate adds feasible hypervolume (`autotune.racing_promotion`); otherwise it
+stops as *not promoted*, recorded apart from the drops above.
+
 A dropped trial ends PRUNED (Optuna's state for "stopped early"; `Trial.report` is single-
 objective only) with `racing` user attrs: stage reached, cases run, partial estimates and
 bounds, and why. Its constraints are set from the partial estimates plus `racing_drop` > 0,
@@ -38,6 +42,11 @@ from contextos_lab.autotune.fidelity import RacingSchedule
 from contextos_lab.autotune.objective import HarnessFailure, constraint_values, evaluate_cases
 from contextos_lab.autotune.pareto import normalised_losses
 from contextos_lab.autotune.racing_bounds import Estimate, estimate, paired
+from contextos_lab.autotune.racing_promotion import (
+    NOT_PROMOTED,
+    not_promoted_reason,
+    promotes_on_estimate,
+)
 from contextos_lab.autotune.racing_references import (
     Reference,
     baseline_reference,
@@ -197,6 +206,9 @@ def race(
         near = nearest_reference(so_far, completed_references(trial.study, key))
         front = feasible_front(trial.study, key)
         verdict = drop_reason(ctx, so_far, baseline, front, baseline_ref, near)
+        if verdict is None and promotes_on_estimate(ctx, trial):
+            why = not_promoted_reason(ctx, so_far, baseline, front, near)
+            verdict = None if why is None else (why, MIN_DROP_MARGIN)
         if verdict is not None:
             est = estimate(so_far, n_total, ctx.spec.racing.z)
             _record_drop(ctx, trial, est, stage, sizes, baseline, verdict, n_errors)
@@ -246,6 +258,7 @@ def _record_drop(
             "stage_sizes": sizes,
             "case_evaluations": est.n,
             "dropped": reason,
+            "not_promoted": reason.startswith(NOT_PROMOTED),
             "n_case_errors": n_errors,
             "estimates": {k: round(v, 9) for k, v in est.mean.items()},
             "bounds": {k: [round(est.low[k], 9), round(est.high[k], 9)] for k in est.mean},

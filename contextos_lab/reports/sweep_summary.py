@@ -36,7 +36,7 @@ def candidates_table(result: SweepResult) -> pd.DataFrame:
 
 def stage_text(row: pd.Series) -> str:
     """Where a trial's evaluation ended: the full search set, or the racing stage it was
-    dropped at (stage k of n, the cases it paid for)."""
+    dropped at, or was not promoted past (stage k of n, the cases it paid for)."""
     if row.get("state") == "FAIL":
         return "failed"
     stage, n_stages = row.get("stage"), row.get("n_stages")
@@ -44,6 +44,9 @@ def stage_text(row: pd.Series) -> str:
         return "full set" if row.get("state") == "COMPLETE" else str(row.get("state")).lower()
     cases = row.get("case_evaluations")
     if isinstance(row.get("drop_reason"), str):
+        flag = row.get("not_promoted")
+        if flag is not None and pd.notna(flag) and bool(flag):
+            return f"not promoted past stage {int(stage)}/{int(n_stages)} ({int(cases)} cases)"
         return f"dropped at stage {int(stage)}/{int(n_stages)} ({int(cases)} cases)"
     return f"stage {int(n_stages)}/{int(n_stages)}: full set ({int(cases)} cases)"
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from contextos_lab.autotune.context import RunContext, prepare
+from contextos_lab.autotune.spec import parse_spec
 from tests.autotune.toy import toy_cases
 
 
@@ -45,3 +47,22 @@ def case_dir(tmp_path: Path) -> Path:
     cases.iloc[:12].to_json(tmp_path / "search.jsonl", orient="records", lines=True)
     cases.iloc[12:].to_json(tmp_path / "heldout.jsonl", orient="records", lines=True)
     return tmp_path
+
+
+@pytest.fixture
+def big_case_dir(tmp_path: Path) -> Path:
+    """600 toy cases: 450 to search (racing has room for several stages), 150 held out."""
+    cases = toy_cases(600)
+    cases.iloc[::4].to_json(tmp_path / "heldout.jsonl", orient="records", lines=True)
+    search = cases.drop(cases.index[::4])
+    search.to_json(tmp_path / "search.jsonl", orient="records", lines=True)
+    return tmp_path
+
+
+def racing_ctx(
+    case_dir: Path, racing: dict[str, Any] | None = None, **overrides: Any
+) -> RunContext:
+    """A racing toy spec stratified by `risky`; `racing` adds schedule fields."""
+    schedule = {"stratify_by": ["risky"], **(racing or {})}
+    spec = toy_spec_dict(fidelity="racing", racing=schedule, **overrides)
+    return prepare(parse_spec(spec, case_dir))

@@ -1,0 +1,84 @@
+"""Which configs that can still reach the front go on to the next racing stage.
+
+Racing's drops (`racing.drop_reason`) need evidence: a bound that breaches a floor or an
+accepted delta, or optimistic bounds dominated by a completed trial. A config that merely repeats
+a front member (a knob that does nothing on this set), or sits just behind it, is never proved
+worse that way, and with `promotion: possible` it is completed on the full set at full price.
+
+`promotion: estimated_gain` adds successive halving's rule, for several objectives with floors:
+a config goes on only while its point estimate (the nearest completed trial's exact means plus
+the mean paired difference on the cases run) adds feasible hypervolume, i.e. is feasible and
+not weakly dominated by the feasible front. The rest stop as *not promoted*: PRUNED with their
+bounds, recorded apart from evidence drops, never proved worse, and `contextos-lab enqueue`
+completes any of them on request (an enqueued config is raced on evidence only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import optuna
+import pandas as pd
+
+from contextos_lab.autotune.context import RunContext
+from contextos_lab.autotune.objective import constraint_values
+from contextos_lab.autotune.pareto import normalised_losses
+from contextos_lab.autotune.racing_references import Reference
+
+#: Prefix of the reason a not-promoted trial records (its `racing.dropped`).
+NOT_PROMOTED = "not promoted"
+
+
+def promotes_on_estimate(ctx: RunContext, trial: optuna.Trial) -> bool:
+    """The spec's rule, except for a config someone enqueued: they asked for its evaluation."""
+    return ctx.spec.racing.promotion == "estimated_gain" and "proposer" not in trial.user_attrs
+
+
+def point_estimate(per_case: pd.DataFrame, nearest: Reference) -> dict[str, float]:
+    """Each evaluator's full-set mean, estimated through the paired differences from the
+    nearest completed trial (its raw mean on the cases run where that trial lacks it)."""
+    n, out = len(per_case), {}
+    for name in per_case.columns:
+        x = per_case[name].to_numpy(dtype=float)
+        ref = nearest.prefix.get(name)
+        if ref is None or name not in nearest.means or len(ref) < n:
+            out[name] = float(x.mean())
+        else:
+            out[name] = nearest.means[name] + float((x - np.asarray(ref[:n], dtype=float)).mean())
+    return out
+
+
+def not_promoted_reason(
+    ctx: RunContext,
+    per_case: pd.DataFrame,
+    baseline: Mapping[str, float],
+    front: list[tuple[np.ndarray, Reference | None]],
+    nearest: Reference | None,
+) -> str | None:
+    """Why not, when the point estimate adds no feasible hypervolume; None to promote.
+
+    With no completed trial to pair with, or no feasible front yet, every config goes on."""
+    if nearest is None or not front:
+        return None
+    point = point_estimate(per_case, nearest)
+    how = f"its point estimate on {len(per_case)} cases (paired with trial #{nearest.number})"
+    breached = _breached(ctx, point, baseline)
+    if breached:
+        return f"{NOT_PROMOTED}: {how} breaches {breached}"
+    objectives = [e.value for e in ctx.spec.objectives]
+    mine = normalised_losses(np.array([[point[n] for n in objectives]]), ctx.spec)
+    for values, ref in front:
+        known = normalised_losses(values[None, :], ctx.spec)
+        if np.all(known <= mine):
+            by = f"trial #{ref.number}" if ref is not None else "a front member"
+            return f"{NOT_PROMOTED}: {how} adds no feasible hypervolume (weakly dominated by {by})"
+    return None
+
+
+def _breached(ctx: RunContext, point: Mapping[str, Any], baseline: Mapping[str, float]) -> str:
+    if any(name not in point for name in ctx.spec.guardrails.floors.model_dump()):
+        return ""
+    names = [n for n, v in constraint_values(ctx, point, baseline).items() if v > 0]
+    return ", ".join(names)

@@ -1,0 +1,113 @@
+"""Promotion on estimated gain: a config goes on only while its paired point estimate adds
+feasible hypervolume; the rest stop as not promoted, recorded apart from evidence drops."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import optuna
+import pandas as pd
+from optuna.trial import TrialState
+
+from contextos_lab.autotune.racing_promotion import (
+    not_promoted_reason,
+    point_estimate,
+    promotes_on_estimate,
+)
+from contextos_lab.autotune.racing_references import Reference
+from contextos_lab.autotune.study import run_study
+from tests.autotune.conftest import racing_ctx
+
+NAMES = ("policy", "safety", "utility", "latency", "economics")
+
+
+def _reference(number: int, prefix: pd.DataFrame, means: dict[str, float]) -> Reference:
+    return Reference(number, means, {c: prefix[c].to_numpy(dtype=float) for c in prefix})
+
+
+def _cases(n: int, utility: float, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "policy": np.ones(n),
+            "safety": np.ones(n),
+            "utility": (rng.random(n) < utility).astype(float),
+            "latency": rng.normal(200.0, 20.0, n),
+            "economics": rng.normal(1.0, 0.1, n),
+        }
+    )
+
+
+def test_the_point_estimate_is_the_references_exact_mean_plus_the_paired_difference() -> None:
+    ref_cases = _cases(40, 0.5)
+    means = dict(zip(NAMES, [1.0, 1.0, 0.6, 210.0, 1.1], strict=True))
+    ref = _reference(3, ref_cases, means)
+    mine = ref_cases.assign(latency=ref_cases["latency"] - 10.0)
+    point = point_estimate(mine, ref)
+    assert point["utility"] == 0.6 and abs(point["latency"] - 200.0) < 1e-9
+
+
+def test_a_twin_of_a_front_member_is_not_promoted_and_a_better_config_is(
+    big_case_dir: Path,
+) -> None:
+    ctx = racing_ctx(big_case_dir)
+    objectives = [e.value for e in ctx.spec.objectives]
+    prefix = _cases(40, 0.5)
+    means = {"policy": 1.0, "safety": 1.0, "utility": 0.6, "latency": 210.0, "economics": 1.1}
+    ref = _reference(7, prefix, means)
+    front = [(np.array([means[n] for n in objectives]), ref)]
+    baseline = dict(means)
+    why = not_promoted_reason(ctx, prefix.copy(), baseline, front, ref)
+    assert why is not None and why.startswith("not promoted") and "trial #7" in why
+    better = prefix.assign(economics=prefix["economics"] - 0.2)  # cheaper, all else equal
+    assert not_promoted_reason(ctx, better, baseline, front, ref) is None
+    # nothing to pair with, or no feasible front yet: every config goes on
+    assert not_promoted_reason(ctx, prefix, baseline, front, None) is None
+    assert not_promoted_reason(ctx, prefix, baseline, [], ref) is None
+
+
+def test_a_point_estimate_past_an_accepted_delta_is_not_promoted(big_case_dir: Path) -> None:
+    ctx = racing_ctx(big_case_dir)  # toy: utility may regress by at most 0.5
+    objectives = [e.value for e in ctx.spec.objectives]
+    prefix = _cases(40, 0.9)
+    means = {"policy": 1.0, "safety": 1.0, "utility": 0.9, "latency": 210.0, "economics": 1.1}
+    ref = _reference(0, prefix, means)
+    worse = prefix.assign(utility=0.0, economics=prefix["economics"] - 0.5)
+    front = [(np.array([means[n] for n in objectives]), ref)]
+    why = not_promoted_reason(ctx, worse, means, front, ref)
+    assert why is not None and "breaches delta_utility" in why
+
+
+def test_an_enqueued_config_is_raced_on_evidence_only(big_case_dir: Path) -> None:
+    study = optuna.create_study()
+    study.enqueue_trial({}, user_attrs={"proposer": {"by": "a reviewer"}})
+    asked, sampled = study.ask(), study.ask()
+    ctx = racing_ctx(big_case_dir)
+    assert not promotes_on_estimate(ctx, asked) and promotes_on_estimate(ctx, sampled)
+    possible = racing_ctx(big_case_dir, racing={"promotion": "possible"})
+    assert not promotes_on_estimate(possible, sampled)
+
+
+def test_promotion_pays_fewer_cases_than_racing_on_evidence_alone(big_case_dir: Path) -> None:
+    """Same sampler, same proposals until the first difference: the default stops configs that
+    only repeat the front, so the study pays fewer case evaluations for the same trials."""
+    spent = {}
+    for promotion in ("possible", "estimated_gain"):
+        ctx = racing_ctx(
+            big_case_dir, racing={"promotion": promotion}, sampler={"kind": "random", "seed": 5}
+        )
+        study = run_study(ctx, "memory", n_trials=60, progress=False)
+        spent[promotion] = sum(t.user_attrs["racing"]["case_evaluations"] for t in study.trials)
+        if promotion == "estimated_gain":
+            stopped = [
+                t for t in study.get_trials(states=(TrialState.PRUNED,))
+                if t.user_attrs["racing"]["not_promoted"]
+            ]  # fmt: skip
+            assert stopped
+            for t in stopped:
+                racing = t.user_attrs["racing"]
+                assert racing["dropped"].startswith("not promoted")
+                assert racing["stage"] < racing["n_stages"] and "scores" not in t.user_attrs
+                assert t.constraints["racing_drop"] > 0 and t.values is None
+    assert spent["estimated_gain"] < spent["possible"]
