@@ -4,7 +4,8 @@ The config is checked against the spec's declared tunable surfaces (a knob outsi
 value off a knob's grid, is refused naming the knob), then enqueued into the same Optuna study
 with a `proposer` user attribute: who proposed it, why, and which trial/case files of the run
 layout they cite. The study evaluates it on the search set like any trial (the next `search`,
-`sweep`, or `enqueue --evaluate` run takes waiting trials first), the gate tests it on held-out
+`sweep`, or `enqueue --evaluate` run takes waiting trials first; racing drops it only when it is
+proved infeasible, never for being off the front), the gate tests it on held-out
 like any candidate, and the TuningProposal names its proposer. Nothing skips the gate.
 """
 

@@ -17,7 +17,8 @@ config is dropped only on evidence:
 
 With `promotion: estimated_gain` (the default) a config that survives those checks goes on only
 while its point estimate adds feasible hypervolume (`autotune.racing_promotion`); otherwise it
-stops as *not promoted*, recorded apart from the drops above.
+stops as *not promoted*, recorded apart from the drops above. A config someone enqueued
+(`contextos-lab enqueue`, user attr `proposer`) is only dropped when proved infeasible.
 
 A dropped trial ends PRUNED (Optuna's state for "stopped early"; `Trial.report` is single-
 objective only) with `racing` user attrs: stage reached, cases run, partial estimates and
@@ -204,7 +205,9 @@ def race(
         if so_far.isna().any().any():
             raise HarnessFailure(f"evaluation produced NaN scores {so_far.mean().to_dict()}")
         near = nearest_reference(so_far, completed_references(trial.study, key))
-        front = feasible_front(trial.study, key)
+        # an outside proposal is dropped only when proved infeasible: the gate judges a
+        # feasible one whether or not it is on the front (autotune.enqueue)
+        front = [] if "proposer" in trial.user_attrs else feasible_front(trial.study, key)
         verdict = drop_reason(ctx, so_far, baseline, front, baseline_ref, near)
         if verdict is None and promotes_on_estimate(ctx, trial):
             why = not_promoted_reason(ctx, so_far, baseline, front, near)

@@ -10,7 +10,7 @@ a config goes on only while its point estimate (the nearest completed trial's ex
 the mean paired difference on the cases run) adds feasible hypervolume, i.e. is feasible and
 not weakly dominated by the feasible front. The rest stop as *not promoted*: PRUNED with their
 bounds, recorded apart from evidence drops, never proved worse, and `contextos-lab enqueue`
-completes any of them on request (an enqueued config is raced on evidence only).
+completes any of them on request (an enqueued config is dropped only when proved infeasible).
 """
 
 from __future__ import annotations

@@ -111,3 +111,19 @@ def test_promotion_pays_fewer_cases_than_racing_on_evidence_alone(big_case_dir: 
                 assert racing["stage"] < racing["n_stages"] and "scores" not in t.user_attrs
                 assert t.constraints["racing_drop"] > 0 and t.values is None
     assert spent["estimated_gain"] < spent["possible"]
+
+
+def test_an_enqueued_repeat_of_the_baseline_is_completed_not_stopped(big_case_dir: Path) -> None:
+    """A sampled repeat of a front member stops early; the same config proposed from outside is
+    completed (the gate judges a feasible outside proposal on the front or not)."""
+    ctx = racing_ctx(big_case_dir, sampler={"kind": "random", "seed": 5})
+    storage = str(big_case_dir / "study.log")
+    study = run_study(ctx, storage, n_trials=10, progress=False)
+    params = dict(study.trials[0].params)
+    study.enqueue_trial(params, user_attrs={"proposer": {"by": "a reviewer"}})
+    study.enqueue_trial(params)
+    study = run_study(ctx, storage, n_trials=12, progress=False)
+    outside, sampled = study.trials[10], study.trials[11]
+    assert outside.params == sampled.params == params
+    assert outside.state == TrialState.COMPLETE
+    assert sampled.state == TrialState.PRUNED and sampled.user_attrs["racing"]["not_promoted"]
