@@ -210,7 +210,7 @@ def race(
         front = [] if "proposer" in trial.user_attrs else feasible_front(trial.study, key)
         verdict = drop_reason(ctx, so_far, baseline, front, baseline_ref, near)
         if verdict is None and promotes_on_estimate(ctx, trial):
-            why = not_promoted_reason(ctx, so_far, baseline, front, near)
+            why = not_promoted_reason(ctx, so_far, front, near)
             verdict = None if why is None else (why, MIN_DROP_MARGIN)
         if verdict is not None:
             est = estimate(so_far, n_total, ctx.spec.racing.z)

@@ -7,23 +7,24 @@ worse that way, and with `promotion: possible` it is completed on the full set a
 
 `promotion: estimated_gain` adds successive halving's rule, for several objectives with floors:
 a config goes on only while its point estimate (the nearest completed trial's exact means plus
-the mean paired difference on the cases run) adds feasible hypervolume, i.e. is feasible and
-not weakly dominated by the feasible front. The rest stop as *not promoted*: PRUNED with their
-bounds, recorded apart from evidence drops, never proved worse, and `contextos-lab enqueue`
-completes any of them on request (an enqueued config is dropped only when proved infeasible).
+the mean paired difference on the cases run) adds feasible hypervolume: is not weakly dominated
+by the feasible front. Floors and accepted deltas stay with the evidence checks: a point estimate
+just past a delta is what the rarest front points look like on a few cases (on the reference
+harness, judging those at the point estimate too left racing at 0.9863 and 0.9884 of the true
+front at 100 trials' worth of cases on seeds 0 and 1; without, 0.9999 on seeds 0 and 3).
+
+The rest stop as *not promoted*: PRUNED with their bounds, recorded apart from evidence drops,
+never proved worse, and `contextos-lab enqueue` completes any of them on request (an enqueued
+config is dropped only when proved infeasible).
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import optuna
 import pandas as pd
 
 from contextos_lab.autotune.context import RunContext
-from contextos_lab.autotune.objective import constraint_values
 from contextos_lab.autotune.pareto import normalised_losses
 from contextos_lab.autotune.racing_references import Reference
 
@@ -53,7 +54,6 @@ def point_estimate(per_case: pd.DataFrame, nearest: Reference) -> dict[str, floa
 def not_promoted_reason(
     ctx: RunContext,
     per_case: pd.DataFrame,
-    baseline: Mapping[str, float],
     front: list[tuple[np.ndarray, Reference | None]],
     nearest: Reference | None,
 ) -> str | None:
@@ -64,9 +64,6 @@ def not_promoted_reason(
         return None
     point = point_estimate(per_case, nearest)
     how = f"its point estimate on {len(per_case)} cases (paired with trial #{nearest.number})"
-    breached = _breached(ctx, point, baseline)
-    if breached:
-        return f"{NOT_PROMOTED}: {how} breaches {breached}"
     objectives = [e.value for e in ctx.spec.objectives]
     mine = normalised_losses(np.array([[point[n] for n in objectives]]), ctx.spec)
     for values, ref in front:
@@ -76,9 +73,3 @@ def not_promoted_reason(
             return f"{NOT_PROMOTED}: {how} adds no feasible hypervolume (weakly dominated by {by})"
     return None
 
-
-def _breached(ctx: RunContext, point: Mapping[str, Any], baseline: Mapping[str, float]) -> str:
-    if any(name not in point for name in ctx.spec.guardrails.floors.model_dump()):
-        return ""
-    names = [n for n, v in constraint_values(ctx, point, baseline).items() if v > 0]
-    return ", ".join(names)
