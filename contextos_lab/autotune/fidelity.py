@@ -44,10 +44,12 @@ class RacingSchedule(BaseModel):
     )
     seed: int | None = Field(default=None, description="None = the sampler's seed (or 0)")
     promotion: Promotion = Field(
-        default="estimated_gain",
+        default="possible",
         description="which configs that can still reach the front go on: `possible` (all; drops "
         "only on evidence) or `estimated_gain` (only while the point estimate adds feasible "
-        "hypervolume; the rest stop as not promoted, see autotune.racing_promotion)",
+        "hypervolume; the rest stop as not promoted, see autotune.racing_promotion). "
+        "estimated_gain pays for a budget in case evaluations (benchmarks/search_cost.py); at "
+        "a budget in trials it completes fewer configs for the gate",
     )
 
     @field_validator("stages")

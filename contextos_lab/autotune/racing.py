@@ -15,7 +15,7 @@ config is dropped only on evidence:
   * its optimistic objective vector is dominated by a fully evaluated feasible trial (paired
     with that trial where its prefix is known).
 
-With `promotion: estimated_gain` (the default) a config that survives those checks goes on only
+With `promotion: estimated_gain` a config that survives those checks goes on only
 while its point estimate adds feasible hypervolume (`autotune.racing_promotion`); otherwise it
 stops as *not promoted*, recorded apart from the drops above. A config someone enqueued
 (`contextos-lab enqueue`, user attr `proposer`) is only dropped when proved infeasible.
