@@ -70,10 +70,10 @@ def test_an_enqueued_config_is_raced_on_evidence_only(big_case_dir: Path) -> Non
     study = optuna.create_study()
     study.enqueue_trial({}, user_attrs={"proposer": {"by": "a reviewer"}})
     asked, sampled = study.ask(), study.ask()
-    ctx = racing_ctx(big_case_dir)
+    ctx = racing_ctx(big_case_dir, racing={"promotion": "estimated_gain"})
     assert not promotes_on_estimate(ctx, asked) and promotes_on_estimate(ctx, sampled)
-    possible = racing_ctx(big_case_dir, racing={"promotion": "possible"})
-    assert not promotes_on_estimate(possible, sampled)
+    default = racing_ctx(big_case_dir)  # promotion: possible
+    assert not promotes_on_estimate(default, sampled)
 
 
 def test_promotion_pays_fewer_cases_than_racing_on_evidence_alone(big_case_dir: Path) -> None:
@@ -103,7 +103,9 @@ def test_promotion_pays_fewer_cases_than_racing_on_evidence_alone(big_case_dir: 
 def test_an_enqueued_repeat_of_the_baseline_is_completed_not_stopped(big_case_dir: Path) -> None:
     """A sampled repeat of a front member stops early; the same config proposed from outside is
     completed (the gate judges a feasible outside proposal on the front or not)."""
-    ctx = racing_ctx(big_case_dir, sampler={"kind": "random", "seed": 5})
+    ctx = racing_ctx(
+        big_case_dir, racing={"promotion": "estimated_gain"}, sampler={"kind": "random", "seed": 5}
+    )
     storage = str(big_case_dir / "study.log")
     study = run_study(ctx, storage, n_trials=10, progress=False)
     params = dict(study.trials[0].params)
