@@ -1,0 +1,125 @@
+"""CSV rows with their raw text; a cut-off or over-long row is quarantined, never padded."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from contextos_lab.loaders.quarantine import clip
+from contextos_lab.loaders.raw_rows import _BOM, RawRow, UnreadableSource
+
+
+class _LineTap:
+    """Iterates lines for `csv.reader` and keeps them, so each row's raw text is known."""
+
+    def __init__(self, lines: Iterator[str]) -> None:
+        self._lines = lines
+        self._taken: list[str] = []
+
+    def __iter__(self) -> _LineTap:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self._lines)
+        self._taken.append(line)
+        return line
+
+    def drain(self) -> str:
+        text = "".join(self._taken)
+        self._taken.clear()
+        return text
+
+
+def _csv_rows(path: Path, data: bytes) -> Iterator[RawRow]:
+    # surrogateescape keeps bad bytes visible per cell, so one bad row does not sink the file.
+    text = data.removeprefix(_BOM).decode("utf-8", "surrogateescape")
+    tap = _LineTap(iter(io.StringIO(text, newline="")))
+    reader = csv.reader(tap, strict=True)
+    try:
+        header = next(reader)
+    except csv.Error as exc:
+        raise UnreadableSource(path, f"the header row is not valid CSV: {exc}") from None
+    tap.drain()
+    problem = _header_problem(header)
+    if problem:
+        raise UnreadableSource(path, problem)
+    return _csv_data_rows(reader, tap, header)
+
+
+def _header_problem(header: list[str]) -> str | None:
+    if any(_bad_bytes(name) for name in header):
+        return "the header row is not valid UTF-8"
+    for i, name in enumerate(header, start=1):
+        if not name.strip():
+            return f"column {i} of the header has no name"
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            return f"column {name!r} appears twice in the header"
+        seen.add(name)
+    for name in header:
+        for other in header:
+            if other.startswith(f"{name}."):
+                return f"column {name!r} clashes with the nested column {other!r}"
+    return None
+
+
+def _csv_data_rows(reader: Any, tap: _LineTap, header: list[str]) -> Iterator[RawRow]:
+    old_limit = csv.field_size_limit()
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # the 10 MB check is the loader's job
+    try:
+        while True:
+            number = reader.line_num + 1
+            try:
+                cells = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                yield RawRow(number, clip(tap.drain()), error=f"malformed CSV: {exc}")
+                continue
+            raw = clip(tap.drain())
+            if not cells or cells == [""]:
+                continue
+            yield _csv_row(number, raw, header, cells)
+    finally:
+        csv.field_size_limit(old_limit)
+
+
+def _csv_row(number: int, raw: str, header: list[str], cells: list[str]) -> RawRow:
+    if len(cells) > len(header):
+        return RawRow(
+            number, raw, error=f"row has {len(cells)} cells; the header has {len(header)}"
+        )
+    if len(cells) < len(header):
+        # a CSV writer writes every column (empty cells included): fewer means a cut-off row,
+        # whose missing fields must not quietly take the model's defaults
+        return RawRow(
+            number,
+            raw,
+            error=f"row has {len(cells)} cells; the header has {len(header)} (truncated?)",
+        )
+    data: dict[str, Any] = {}
+    for name, cell in zip(header, cells, strict=False):
+        bad = _bad_bytes(cell)
+        if bad is not None:
+            return RawRow(number, raw, field=name, error=f"not valid UTF-8: byte 0x{bad:02x}")
+        if cell == "":
+            continue
+        *parents, leaf = name.split(".")
+        target = data
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[leaf] = cell
+    return RawRow(number, raw, data=data)
+
+
+def _bad_bytes(text: str) -> int | None:
+    """The first undecodable byte that surrogateescape smuggled into `text`, if any."""
+    for ch in text:
+        if "\udc80" <= ch <= "\udcff":
+            return ord(ch) - 0xDC00
+    return None
