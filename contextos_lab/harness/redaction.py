@@ -105,6 +105,9 @@ def cut_secret_hit(kept: str) -> str | None:
     return None
 
 
+_MARKER = re.compile(r"\[redacted: \w+\]")
+
+
 def redact_text(text: str) -> str:
     """Every line that matches a pattern is replaced whole, and the line after one that ends
     in a bare key (`password=`, `Bearer`); the marker matches none."""
@@ -113,7 +116,8 @@ def redact_text(text: str) -> str:
     for i, line in enumerate(lines):
         name = redaction_hit(line) or carry
         carry = _bare_key(line)
-        if name is not None:
+        if name is not None and not _MARKER.fullmatch(line):  # a marker stays as it was, so
+            # redacting twice changes nothing even after a bare key (`BEARER` then a marker)
             lines[i] = f"[redacted: {name}]"
     return "\n".join(lines)
 
