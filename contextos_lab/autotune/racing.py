@@ -96,16 +96,22 @@ def case_order(search: CaseSet, schedule: RacingSchedule, seed: int) -> np.ndarr
 
 def _order(ctx: RunContext) -> np.ndarray:
     seed = racing_seed(ctx)
-    key = (ctx.search.digest, seed, ctx.spec.racing.model_dump_json())
+    key = (ctx.search.digest, seed, _schedule_json(ctx))
     if key not in _ORDERS:
         _ORDERS[key] = case_order(ctx.search, ctx.spec.racing, seed)
     return _ORDERS[key]
 
 
+def _schedule_json(ctx: RunContext) -> str:
+    """The schedule fields that decide the racing order (promotion does not), so a study
+    resumed under the other promotion rule keeps pairing with its references."""
+    return ctx.spec.racing.model_dump_json(exclude={"promotion"})
+
+
 def order_key(ctx: RunContext) -> str:
     """Which racing order a reference prefix was taken in (set, seed and schedule)."""
     seed = racing_seed(ctx)
-    return sha256_hex(f"{ctx.search.digest}:{seed}:{ctx.spec.racing.model_dump_json()}")[:16]
+    return sha256_hex(f"{ctx.search.digest}:{seed}:{_schedule_json(ctx)}")[:16]
 
 
 def drop_reason(

@@ -5,12 +5,11 @@ from __future__ import annotations
 import contextlib
 import datetime
 import logging
-import socket
 
 import optuna
 from optuna.trial import TrialState
 
-from contextos_lab.autotune.trial_claim import close_claims, dead_here, open_claims, pid_alive
+from contextos_lab.autotune.trial_claim import close_claims, dead_here, open_claims
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +55,6 @@ UNCLAIMED_GRACE_S = 300.0
 
 def reap_interrupted(study: optuna.Study, *, grace_s: float = UNCLAIMED_GRACE_S) -> list[int]:
     """Mark RUNNING trials whose worker process on this host is gone as interrupted FAILs."""
-    host = socket.gethostname()
     storage = study._storage
     running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
     # read after the trials: an unclaimed trial's owner opened its claim before the trial
@@ -71,8 +69,7 @@ def reap_interrupted(study: optuna.Study, *, grace_s: float = UNCLAIMED_GRACE_S)
             t = storage.get_trial(t._trial_id)
             worker = t.user_attrs.get("worker")
         if worker is not None:
-            w_host, _, pid = str(worker).rpartition(":")
-            if t.state != TrialState.RUNNING or w_host != host or pid_alive(int(pid)):
+            if t.state != TrialState.RUNNING or not dead_here(str(worker)):
                 continue
         elif not orphans_known and _younger(t, now, grace_s):
             continue
@@ -82,8 +79,9 @@ def reap_interrupted(study: optuna.Study, *, grace_s: float = UNCLAIMED_GRACE_S)
             storage.set_trial_user_attr(t._trial_id, "fail_reason", reason)
             storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
             reaped.append(t.number)
-    if orphans_known:
-        close_claims(study, claims)
+    unnamed = any("worker" not in t.user_attrs for t in running)
+    if orphans_known or not unnamed:  # no orphan left for this host's dead claims to explain
+        close_claims(study, [w for w in claims if dead_here(w)])
     if reaped:
         log.warning("study %s: marked interrupted trials %s as FAIL", study.study_name, reaped)
     return reaped

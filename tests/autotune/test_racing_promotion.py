@@ -116,3 +116,15 @@ def test_an_enqueued_repeat_of_the_baseline_is_completed_not_stopped(big_case_di
     assert outside.params == sampled.params == params
     assert outside.state == TrialState.COMPLETE
     assert sampled.state == TrialState.PRUNED and sampled.user_attrs["racing"]["not_promoted"]
+
+
+def test_the_promotion_rule_does_not_change_the_racing_order(big_case_dir: Path) -> None:
+    """A study resumed under the other rule keeps pairing with the references it kept."""
+    from contextos_lab.autotune.racing import order_key
+
+    keys = {
+        order_key(racing_ctx(big_case_dir, racing={"promotion": p}))
+        for p in ("possible", "estimated_gain")
+    }
+    assert len(keys) == 1
+    assert order_key(racing_ctx(big_case_dir, racing={"z": 3.0})) not in keys

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import optuna
+import pytest
 from optuna.trial import TrialState
 
 from contextos_lab.autotune.trial_claim import ask_claimed, open_claims, worker_id
@@ -70,3 +71,25 @@ def test_with_no_claim_open_an_unclaimed_trial_waits_out_the_grace() -> None:
     fresh = study.ask()
     assert reap_interrupted(study) == []
     assert reap_interrupted(study, grace_s=0.0) == [fresh.number]
+
+
+def test_a_claim_stays_open_when_ask_fails_after_creating_the_trial(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ask() raised after the trial existed: the claim stays open, so once this process is
+    gone (here: the claim is renamed to a dead pid) the unnamed trial is reaped at once."""
+    study = optuna.create_study()
+    monkeypatch.setattr(optuna.Trial, "set_user_attr", _raise)
+    with pytest.raises(RuntimeError):
+        ask_claimed(study)
+    monkeypatch.undo()
+    assert open_claims(study) == [worker_id()]
+    (orphan,) = study.get_trials(states=(TrialState.RUNNING,))
+    assert reap_interrupted(study) == [], "this process is alive: its trial may still be named"
+    study._storage.set_study_system_attr(study._study_id, f"asking:{worker_id()}", False)
+    _claim(study, f"{socket.gethostname()}:{_dead_pid()}")
+    assert reap_interrupted(study) == [orphan.number]
+
+
+def _raise(*_args: object, **_kwargs: object) -> None:
+    raise RuntimeError("storage went away")
