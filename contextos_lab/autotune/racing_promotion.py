@@ -63,8 +63,12 @@ def not_promoted_reason(
     if nearest is None or not front:
         return None
     point = point_estimate(per_case, nearest)
-    how = f"its point estimate on {len(per_case)} cases (paired with trial #{nearest.number})"
     objectives = [e.value for e in ctx.spec.objectives]
+    shown = ", ".join(f"{n} {point[n]:.4g}" for n in objectives)
+    how = (
+        f"its point estimate on {len(per_case)} cases ({shown}; paired with trial "
+        f"#{nearest.number})"
+    )
     mine = normalised_losses(np.array([[point[n] for n in objectives]]), ctx.spec)
     for values, ref in front:
         known = normalised_losses(values[None, :], ctx.spec)
@@ -72,4 +76,3 @@ def not_promoted_reason(
             by = f"trial #{ref.number}" if ref is not None else "a front member"
             return f"{NOT_PROMOTED}: {how} adds no feasible hypervolume (weakly dominated by {by})"
     return None
-

@@ -59,6 +59,7 @@ def test_a_twin_of_a_front_member_is_not_promoted_and_a_better_config_is(
     front = [(np.array([means[n] for n in objectives]), ref)]
     why = not_promoted_reason(ctx, prefix.copy(), front, ref)
     assert why is not None and why.startswith("not promoted") and "trial #7" in why
+    assert "economics 1.1;" in why  # the estimate it was judged on (a twin: the front's)
     better = prefix.assign(economics=prefix["economics"] - 0.2)  # cheaper, all else equal
     assert not_promoted_reason(ctx, better, front, ref) is None
     # nothing to pair with, or no feasible front yet: every config goes on
