@@ -393,6 +393,7 @@ def _study_row(job: tuple[str, dict[str, Any], str, int]) -> tuple[dict[str, Any
         "seed": seed,
         "trials": len(hist),
         "pruned": int((hist["state"] == "PRUNED").sum()),
+        "not_promoted": int((hist["spent_on"] == "not promoted").sum()),
         "calls": int(hist["calls"].iloc[-1]),
         "calls_to_0.95": calls_to(hist, 0.95, truth),
         "calls_to_0.99": calls_to(hist, 0.99, truth),
@@ -406,7 +407,8 @@ def _study_row(job: tuple[str, dict[str, Any], str, int]) -> tuple[dict[str, Any
         row[f"ratio@{b}"] = ratio_at(hist, b * n_cases, truth)
     top = max(b for b in budgets if b <= _MATRIX["racing_calls"])
     print(
-        f"  {label:32s} seed {seed}: {row['trials']} trials ({row['pruned']} dropped), "
+        f"  {label:32s} seed {seed}: {row['trials']} trials ({row['pruned']} pruned, "
+        f"{row['not_promoted']} of them not promoted), "
         f"{row['calls']} case evaluations, ratio@{top} {row[f'ratio@{top}']:.4f}, "
         f"calls to 0.95 {row['calls_to_0.95']:.0f} ({row['seconds']} s)",
         flush=True,

@@ -46,6 +46,7 @@ from contextos_lab.autotune.racing_bounds import Estimate, estimate, paired
 from contextos_lab.autotune.racing_promotion import (
     NOT_PROMOTED,
     not_promoted_reason,
+    point_estimate,
     promotes_on_estimate,
 )
 from contextos_lab.autotune.racing_references import (
@@ -220,7 +221,10 @@ def race(
             verdict = None if why is None else (why, MIN_DROP_MARGIN)
         if verdict is not None:
             est = estimate(so_far, n_total, ctx.spec.racing.z)
-            _record_drop(ctx, trial, est, stage, sizes, baseline, verdict, n_errors)
+            point = None
+            if verdict[0].startswith(NOT_PROMOTED) and near is not None:
+                point = point_estimate(so_far, near)  # what promotion judged, paired
+            _record_drop(ctx, trial, est, stage, sizes, baseline, verdict, n_errors, point)
             raise optuna.TrialPruned(verdict[0])
     in_order = pd.concat(parts)
     full = in_order.sort_index()  # the search set's own row order: same sums as full
@@ -257,7 +261,10 @@ def _record_drop(
     baseline: Mapping[str, float],
     verdict: tuple[str, float],
     n_errors: int,
+    point: Mapping[str, float] | None = None,
 ) -> None:
+    """Stage, bounds and why on the trial. `estimates` are the prefix's own means; a trial
+    not promoted also keeps `point_estimate`, the paired means its promotion was judged on."""
     reason, margin = verdict
     trial.set_user_attr(
         "racing",
@@ -271,6 +278,7 @@ def _record_drop(
             "n_case_errors": n_errors,
             "estimates": {k: round(v, 9) for k, v in est.mean.items()},
             "bounds": {k: [round(est.low[k], 9), round(est.high[k], 9)] for k in est.mean},
+            **({"point_estimate": {k: round(v, 9) for k, v in point.items()}} if point else {}),
         },
     )
     for name, value in constraint_values(ctx, est.mean, baseline).items():

@@ -67,7 +67,7 @@ def test_a_twin_of_a_front_member_is_not_promoted_and_a_better_config_is(
     assert not_promoted_reason(ctx, prefix, [], ref) is None
 
 
-def test_an_enqueued_config_is_raced_on_evidence_only(big_case_dir: Path) -> None:
+def test_only_the_samplers_own_configs_stop_on_the_point_estimate(big_case_dir: Path) -> None:
     study = optuna.create_study()
     study.enqueue_trial({}, user_attrs={"proposer": {"by": "a reviewer"}})
     asked, sampled = study.ask(), study.ask()
@@ -78,8 +78,8 @@ def test_an_enqueued_config_is_raced_on_evidence_only(big_case_dir: Path) -> Non
 
 
 def test_promotion_pays_fewer_cases_than_racing_on_evidence_alone(big_case_dir: Path) -> None:
-    """Same sampler, same proposals until the first difference: the default stops configs that
-    only repeat the front, so the study pays fewer case evaluations for the same trials."""
+    """Same sampler, same proposals until the first difference: estimated_gain stops configs
+    that only repeat the front, so the study pays fewer case evaluations for the same trials."""
     spent = {}
     for promotion in ("possible", "estimated_gain"):
         ctx = racing_ctx(
@@ -98,6 +98,10 @@ def test_promotion_pays_fewer_cases_than_racing_on_evidence_alone(big_case_dir: 
                 assert racing["dropped"].startswith("not promoted")
                 assert racing["stage"] < racing["n_stages"] and "scores" not in t.user_attrs
                 assert t.constraints["racing_drop"] > 0 and t.values is None
+                point = racing["point_estimate"]  # the paired means the reason shows
+                assert set(point) == set(racing["estimates"])
+                for name in ("utility", "latency", "economics"):
+                    assert f"{name} {point[name]:.4g}" in racing["dropped"]
     assert spent["estimated_gain"] < spent["possible"]
 
 
