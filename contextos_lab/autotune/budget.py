@@ -14,7 +14,7 @@ import pandas as pd
 from optuna.trial import TrialState
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from contextos_lab.harness.execution import Execution, error_mask
+from contextos_lab.harness.execution import Execution
 
 
 class Prices(BaseModel):
@@ -59,14 +59,16 @@ class Budget(BaseModel):
 
 def trial_spend(execution: Execution, prices: Prices | None) -> dict[str, float | int]:
     """What this trial paid: calls made (not cache hits), dollars of those calls, wall time."""
-    fresh = execution.results[~execution.results["cached"].astype(bool)]
-    usd = float(prices.usd(fresh).sum()) if prices is not None and len(fresh) else 0.0
+    usd = 0.0
+    if prices is not None and execution.paid_calls:
+        fresh = execution.results[~execution.results["cached"].astype(bool)]
+        usd = float(prices.usd(fresh).sum()) if len(fresh) else 0.0
     return {
         "calls": int(execution.paid_calls),
         "usd": round(usd, 8),
         "wall_s": round(execution.wall_s, 4),
         "cache_hits": int(execution.cache_hits),
-        "errors": int(error_mask(execution.results).sum()),
+        "errors": execution.n_errors,
     }
 
 

@@ -74,9 +74,12 @@ def _case_hashes(ctx: RunContext, cases: pd.DataFrame) -> list[str]:
     if cases is ctx.search.cases:
         return list(ctx.search.case_hashes)
     by_id = ctx.search.id_to_hash()
+    ids = [str(c) for c in cases["case_id"]]
+    if all(by_id.get(i) for i in ids):  # a racing stage: a subset of the search set
+        return [by_id[i] for i in ids]
     return [
-        by_id.get(str(c)) or case_hash(row)
-        for c, row in zip(cases["case_id"], cases.to_dict(orient="records"), strict=True)
+        by_id.get(i) or case_hash(row)
+        for i, row in zip(ids, cases.to_dict(orient="records"), strict=True)
     ]
 
 
