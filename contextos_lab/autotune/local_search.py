@@ -162,12 +162,13 @@ class FrontLocalSearchSampler(BaseSampler):
         for vector, members in groups.items():
             for parent in members:
                 own = np.array([str(_key(parent.params, [n])[0]) for n in names])
+                own_outcome = _outcome(parent)
                 diff = keys != own
                 for i in np.flatnonzero(diff.sum(axis=1) == 1):
                     k = int(np.argmax(diff[i]))
                     move = (k, str(keys[i][k]))
                     seen[move] = seen.get(move, 0) + 1
-                    changed[move] = changed.get(move, 0) + (outcome[i] != _outcome(parent))
+                    changed[move] = changed.get(move, 0) + (outcome[i] != own_outcome)
                     explored.setdefault(vector, set()).add(move)
 
         def weight(k: int, value: Any) -> float:
