@@ -43,6 +43,16 @@ class RacingSchedule(BaseModel):
         default=(), description="case columns whose strata every subset keeps in proportion"
     )
     seed: int | None = Field(default=None, description="None = the sampler's seed (or 0)")
+    rounds: int = Field(
+        default=4,
+        ge=1,
+        le=8,
+        description="rounds each subset stage's new cases run in, doubling in size (4: 1/8, "
+        "1/8, 1/4, 1/2 of them; a round is never smaller than the harness's concurrency). "
+        "After each round a breach the cases already run prove, whatever the rest would "
+        "score, ends the trial (autotune.racing_proof); the statistical checks run at stage "
+        "ends, and the full set runs in one call. 1 = one call a stage",
+    )
     promotion: Promotion = Field(
         default="possible",
         description="which configs that can still reach the front go on: `possible` (all; drops "
@@ -69,3 +79,22 @@ class RacingSchedule(BaseModel):
             if size < n_cases and (not out or size > out[-1]):
                 out.append(size)
         return [*out, n_cases]
+
+    def round_ends(self, start: int, end: int, concurrency: int = 1) -> list[int]:
+        """Where the rounds of a stage from case `start` to `end` end, `end` last.
+
+        Rounds double in size (the last is half the stage's new cases), so a config that
+        breaches a floor on its k-th new case pays for at most about 2k cases plus one round,
+        at no more than `rounds` harness calls a stage. No round is smaller than `concurrency`:
+        a round that leaves slots idle would cost wall time and save nothing.
+        """
+        new = end - start
+        if new <= 0:
+            return []
+        ends, last = [], start
+        for j in range(1, self.rounds):
+            cut = start + -(-new // 2 ** (self.rounds - j))
+            if cut - last >= concurrency and cut < end:
+                ends.append(cut)
+                last = cut
+        return [*ends, end]

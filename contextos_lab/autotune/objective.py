@@ -9,7 +9,7 @@ the study reads on its own in optuna-dashboard.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import optuna
 import pandas as pd
@@ -18,7 +18,7 @@ from contextos_lab.autotune import trial_attrs
 from contextos_lab.autotune.budget import economics_cents
 from contextos_lab.autotune.cases import case_hash
 from contextos_lab.autotune.context import RunContext
-from contextos_lab.harness.execution import Execution, execute
+from contextos_lab.harness.execution import Execution, error_mask, execute
 from contextos_lab.harness.repeat_scores import RepeatScores, score_execution
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
@@ -33,10 +33,16 @@ class HarnessFailure(RuntimeError):
 
 
 def execute_and_score(
-    ctx: RunContext, cases: pd.DataFrame, config: Mapping[str, Any]
+    ctx: RunContext,
+    cases: pd.DataFrame,
+    config: Mapping[str, Any],
+    *,
+    all_errored_fails: bool = True,
 ) -> tuple[RepeatScores, Execution]:
     """Run `config` on `cases` through the execution layer (concurrency, per-case deadlines,
-    repeats, the result cache) and score it per case; what it paid goes on `ctx.meter`."""
+    repeats, the result cache) and score it per case; what it paid goes on `ctx.meter`.
+    A batch whose every run errored raises HarnessFailure unless `all_errored_fails` is False
+    (a racing round: racing judges that per stage)."""
     hashes = _case_hashes(ctx, cases)
     policy = ctx.spec.execution_policy().model_copy(update={"cache": ctx.read_cache})
     try:
@@ -47,9 +53,9 @@ def execute_and_score(
         ) from exc
     prices = ctx.spec.prices
     ctx.meter.add(execution, prices)
-    if len(execution.results) and execution.n_errors == len(execution.results):
-        first = execution.results["error"].iloc[0]
-        raise HarnessFailure(f"every case errored; first: {first}")
+    every_run_errored = len(execution.results) and execution.n_errors == len(execution.results)
+    if all_errored_fails and every_run_errored:
+        raise HarnessFailure(f"every case errored; first: {first_error(execution)}")
     try:
         scored = score_execution(
             ctx.evaluate,
@@ -83,14 +89,27 @@ def _case_hashes(ctx: RunContext, cases: pd.DataFrame) -> list[str]:
     ]
 
 
-def evaluate_cases(
-    ctx: RunContext, cases: pd.DataFrame, config: Mapping[str, Any]
-) -> tuple[RepeatScores, int, float]:
+def first_error(execution: Execution) -> str | None:
+    """The first errored run's reason (None when nothing errored)."""
+    errored = error_mask(execution.results).to_numpy()
+    return str(execution.results["error"].to_numpy()[errored][0]) if errored.any() else None
+
+
+class Evaluated(NamedTuple):
+    """A racing round: per-case scores, errored runs (and the first one's reason), wall time."""
+
+    scored: RepeatScores
+    n_errors: int
+    wall_s: float
+    first_error: str | None
+
+
+def evaluate_cases(ctx: RunContext, cases: pd.DataFrame, config: Mapping[str, Any]) -> Evaluated:
     """`config` scored on `cases` (per case in the cases' order: repeats averaged, errored
-    runs failed), the number of errored runs, and the harness wall time. Racing stages call
-    it on subsets."""
-    scored, execution = execute_and_score(ctx, cases, config)
-    return scored, execution.n_errors, execution.wall_s
+    runs failed). Racing runs it on each round of a stage and judges "every case errored"
+    over the whole stage, so a round whose few cases all errored does not fail the trial."""
+    scored, execution = execute_and_score(ctx, cases, config, all_errored_fails=False)
+    return Evaluated(scored, execution.n_errors, execution.wall_s, first_error(execution))
 
 
 def score_config(ctx: RunContext, params: Mapping[str, Any]) -> dict[str, Any]:

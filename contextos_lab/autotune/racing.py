@@ -15,6 +15,12 @@ config is dropped only on evidence:
   * its optimistic objective vector is dominated by a fully evaluated feasible trial (paired
     with that trial where its prefix is known).
 
+Between those looks a subset stage runs in rounds of doubling size (`racing.rounds`; the full
+set runs whole), and after each round only exact checks run (`autotune.racing_proof`): a
+floor, error rate or accepted delta the cases already run breach whatever the unseen ones
+would score. A config that fails a 1.0 floor on its third case stops after the round that
+holds it, not after the whole stage.
+
 With `promotion: estimated_gain` a config that survives those checks goes on only
 while its point estimate adds feasible hypervolume (`autotune.racing_promotion`); otherwise it
 stops as *not promoted*, recorded apart from the drops above. A config someone enqueued
@@ -37,18 +43,18 @@ import numpy as np
 import optuna
 import pandas as pd
 
-from contextos_lab.autotune.cases import CaseSet
 from contextos_lab.autotune.context import RunContext
-from contextos_lab.autotune.fidelity import RacingSchedule
 from contextos_lab.autotune.objective import HarnessFailure, constraint_values, evaluate_cases
 from contextos_lab.autotune.pareto import normalised_losses
 from contextos_lab.autotune.racing_bounds import Estimate, estimate, paired
+from contextos_lab.autotune.racing_order import case_order, order_key, racing_order, racing_seed
 from contextos_lab.autotune.racing_promotion import (
     NOT_PROMOTED,
     not_promoted_reason,
     point_estimate,
     promotes_on_estimate,
 )
+from contextos_lab.autotune.racing_proof import proven_breach
 from contextos_lab.autotune.racing_references import (
     Reference,
     baseline_reference,
@@ -58,62 +64,12 @@ from contextos_lab.autotune.racing_references import (
     nearest_reference,
 )
 from contextos_lab.harness.repeat_scores import RepeatScores
-from contextos_lab.schemas.base import sha256_hex
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
+
+__all__ = ["case_evaluations", "case_order", "drop_reason", "order_key", "race", "racing_seed"]
 
 #: A dropped trial's `racing_drop` constraint is at least this (strictly infeasible).
 MIN_DROP_MARGIN = 1e-9
-
-_ORDERS: dict[tuple[str, int, str], np.ndarray] = {}
-
-
-def racing_seed(ctx: RunContext) -> int:
-    if ctx.spec.racing.seed is not None:
-        return ctx.spec.racing.seed
-    return ctx.spec.sampler.seed if ctx.spec.sampler.seed is not None else 0
-
-
-def case_order(search: CaseSet, schedule: RacingSchedule, seed: int) -> np.ndarray:
-    """Row positions of the search set in racing order; every prefix is a stratified sample.
-
-    Keyed on case content hashes (not row order), so every worker of a study, and a rerun with
-    the same seed, races on the same subsets. Within each stratum cases are shuffled by hash;
-    case i of a stratum of size m sits at (i + 0.5) / m, so any prefix holds each stratum in
-    proportion to its size.
-    """
-    keys = np.array([int(sha256_hex(f"{seed}:{h}")[:15], 16) for h in search.case_hashes])
-    cols = list(schedule.stratify_by)
-    if cols:
-        strata = search.cases[cols].astype(str).agg("\x1f".join, axis=1).to_numpy()
-    else:
-        strata = np.zeros(len(keys), dtype=object)
-    position = np.empty(len(keys))
-    for stratum in pd.unique(strata):
-        members = np.flatnonzero(strata == stratum)
-        ranked = members[np.argsort(keys[members], kind="stable")]
-        position[ranked] = (np.arange(len(ranked)) + 0.5) / len(ranked)
-    return np.lexsort((keys, position))
-
-
-def _order(ctx: RunContext) -> np.ndarray:
-    seed = racing_seed(ctx)
-    key = (ctx.search.digest, seed, _schedule_json(ctx))
-    if key not in _ORDERS:
-        _ORDERS[key] = case_order(ctx.search, ctx.spec.racing, seed)
-    return _ORDERS[key]
-
-
-def _schedule_json(ctx: RunContext) -> str:
-    """The schedule fields that decide the racing order (promotion does not), so a study
-    resumed under the other promotion rule keeps pairing with its references."""
-    return ctx.spec.racing.model_dump_json(exclude={"promotion"})
-
-
-def order_key(ctx: RunContext) -> str:
-    """Which racing order a reference prefix was taken in (set, seed and schedule)."""
-    seed = racing_seed(ctx)
-    return sha256_hex(f"{ctx.search.digest}:{seed}:{_schedule_json(ctx)}")[:16]
-
 
 def drop_reason(
     ctx: RunContext,
@@ -193,19 +149,40 @@ def race(
     every stage and is never dropped: it is the reference the others are paired with."""
     n_total = len(ctx.search)
     sizes = ctx.spec.racing.sizes(n_total)
-    order = _order(ctx)
+    order = racing_order(ctx)
     key = order_key(ctx)
     config = ctx.space.config(params)
     parts: list[pd.DataFrame] = []
     stages: list[RepeatScores] = []
     n_errors, harness_s, done = 0, 0.0, 0
     baseline_ref = None if baseline is None else baseline_reference(trial.study, key)
+    concurrency = ctx.spec.execution_policy().concurrency_for(ctx.harness)
     for stage, size in enumerate(sizes, start=1):
-        rows = order[done:size]
-        scored, errs, secs = evaluate_cases(ctx, ctx.search.cases.iloc[rows], config)
-        stages.append(scored)
-        parts.append(scored.per_case.set_axis(rows, axis=0))
-        n_errors, harness_s, done = n_errors + errs, harness_s + secs, size
+        # rounds end a subset stage early on a proven breach. The full set runs whole: a config
+        # that got there completes with exact scores (and a set smaller than the smoke stage
+        # races as full fidelity); the baseline, never dropped, takes one call a stage.
+        rounds = baseline is not None and size < n_total
+        ends = ctx.spec.racing.round_ends(done, size, concurrency) if rounds else [size]
+        stage_runs, stage_errors, first_error = 0, 0, None
+        for end in ends:
+            rows = order[done:end]
+            got = evaluate_cases(ctx, ctx.search.cases.iloc[rows], config)
+            stages.append(got.scored)
+            parts.append(got.scored.per_case.set_axis(rows, axis=0))
+            n_errors, harness_s, done = n_errors + got.n_errors, harness_s + got.wall_s, end
+            stage_runs += len(got.scored.long)
+            stage_errors += got.n_errors
+            first_error = first_error or got.first_error
+            # a stage whose every run errored is a harness failure (below), not a breach
+            if end < size and baseline is not None and stage_errors < stage_runs:
+                so_far = pd.concat(parts)
+                proof = proven_breach(ctx, so_far, baseline, n_errors, ctx.spec.repeats)
+                if proof is not None:
+                    est = estimate(so_far, n_total, ctx.spec.racing.z)
+                    _record_drop(ctx, trial, est, stage, sizes, baseline, proof, n_errors)
+                    raise optuna.TrialPruned(proof[0])
+        if stage_runs and stage_errors == stage_runs:
+            raise HarnessFailure(f"every case errored; first: {first_error}")
         if size == n_total or baseline is None:
             continue
         so_far = pd.concat(parts)
@@ -216,6 +193,8 @@ def race(
         # feasible one whether or not it is on the front (autotune.enqueue)
         front = [] if "proposer" in trial.user_attrs else feasible_front(trial.study, key)
         verdict = drop_reason(ctx, so_far, baseline, front, baseline_ref, near)
+        if verdict is None:  # what the statistics leave open, a certain breach still drops
+            verdict = proven_breach(ctx, so_far, baseline, n_errors, ctx.spec.repeats)
         if verdict is None and promotes_on_estimate(ctx, trial):
             why = not_promoted_reason(ctx, so_far, front, near)
             verdict = None if why is None else (why, MIN_DROP_MARGIN)

@@ -59,7 +59,7 @@ class Estimate:
         return Estimate(self.n, self.n_total, dict(self.mean), low, high)
 
 
-def _hard_bounds(x: np.ndarray, n_total: int, name: str) -> tuple[float, float]:
+def hard_bounds(x: np.ndarray, n_total: int, name: str) -> tuple[float, float]:
     """The full-set mean if every unseen case scored its lowest / highest possible value."""
     b_lo, b_hi = SCORE_BOUNDS.get(name, (-math.inf, math.inf))
     rest = n_total - len(x)
@@ -98,7 +98,7 @@ def estimate(per_case: pd.DataFrame, n_total: int, z: float) -> Estimate:
             half = z * s / math.sqrt(n) * _fpc(n, n_total)
             lo, hi = m - half, m + half
         if rest > 0:
-            h_lo, h_hi = _hard_bounds(x, n_total, name)
+            h_lo, h_hi = hard_bounds(x, n_total, name)
             lo, hi = max(lo, h_lo), min(hi, h_hi)
         mean[name], low[name], high[name] = m, lo, hi
     return Estimate(n=n, n_total=n_total, mean=mean, low=low, high=high)
@@ -143,7 +143,7 @@ def paired(
         n_eff = n * (n_total - 1) / rest
         guard = spread * z * z / (n_eff + z * z)  # Wilson's bound on one unseen difference
         half = max(half_t, guard)
-        h_lo, h_hi = _hard_bounds(x, n_total, name)
+        h_lo, h_hi = hard_bounds(x, n_total, name)
         lo, hi = max(centre - half, h_lo), min(centre + half, h_hi)
         low[name], high[name] = min(lo, h_hi), max(hi, h_lo)  # never an empty interval
     return Estimate(n=n, n_total=n_total, mean=mean, low=low, high=high)

@@ -1,7 +1,8 @@
 """A small deterministic BatchHarness and evaluation for autotune tests (no reference harness).
 
 Utility rises with retrieval depth, cost and latency rise with it, a low approval threshold
-breaks the policy floor, and `fail_top_k` makes one config raise (a harness error).
+breaks the policy floor, `fail_top_k` makes one config raise (a harness error) and `error_ids`
+makes some cases error row by row for top_k 1.
 """
 
 from __future__ import annotations
@@ -56,10 +57,15 @@ class ToyHarness:
     name = "toy"
 
     def __init__(
-        self, delay: float = 0.0, fail_top_k: int | None = None, log: str | None = None
+        self,
+        delay: float = 0.0,
+        fail_top_k: int | None = None,
+        log: str | None = None,
+        error_ids: Sequence[str] = (),
     ) -> None:
         self.delay = delay
         self.fail_top_k = fail_top_k
+        self.error_ids = frozenset(error_ids)  # cases whose run errors when top_k is 1
         self.log = log  # a file every paid case is appended to (counts calls across processes)
 
     def tunable_surfaces(self) -> Sequence[TunableSurface]:
@@ -96,7 +102,10 @@ class ToyHarness:
             "trace": [()] * len(cases),
             "error": None,
         }
-        return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+        frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+        if self.error_ids and config["top_k"] == 1:
+            frame.loc[cases["case_id"].isin(self.error_ids).to_numpy(), "error"] = "toy error"
+        return frame
 
 
 def toy_harness(**kwargs: Any) -> ToyHarness:
