@@ -48,7 +48,8 @@ class RacingSchedule(BaseModel):
         ge=1,
         le=8,
         description="rounds each subset stage's new cases run in, doubling in size (4: 1/8, "
-        "1/8, 1/4, 1/2 of them; a round is never smaller than the harness's concurrency). "
+        "1/8, 1/4, 1/2 of them; only a stage's last round may be smaller than the harness's "
+        "concurrency). "
         "After each round a breach the cases already run prove, whatever the rest would "
         "score, ends the trial (autotune.racing_proof); the statistical checks run at stage "
         "ends, and the full set runs in one call. 1 = one call a stage",
@@ -85,8 +86,8 @@ class RacingSchedule(BaseModel):
 
         Rounds double in size (the last is half the stage's new cases), so a config that
         breaches a floor on its k-th new case pays for at most about 2k cases plus one round,
-        at no more than `rounds` harness calls a stage. No round is smaller than `concurrency`:
-        a round that leaves slots idle would cost wall time and save nothing.
+        at no more than `rounds` harness calls a stage. No round but the stage's last is smaller
+        than `concurrency`: a smaller one would leave slots idle and save nothing.
         """
         new = end - start
         if new <= 0:
