@@ -84,10 +84,12 @@ class RacingSchedule(BaseModel):
     def round_ends(self, start: int, end: int, concurrency: int = 1) -> list[int]:
         """Where the rounds of a stage from case `start` to `end` end, `end` last.
 
-        Rounds double in size (the last is half the stage's new cases), so a config that
-        breaches a floor on its k-th new case pays for at most about 2k cases plus one round,
-        at no more than `rounds` harness calls a stage. No round but the stage's last is smaller
-        than `concurrency`: a smaller one would leave slots idle and save nothing.
+        Rounds double in size (1/8, 1/8, 1/4, 1/2 of the stage's new cases for 4), so a
+        config that breaches a floor on its k-th new case pays for about 2k new cases, or the
+        whole first round if k falls in it, at no more than `rounds` harness calls a stage.
+        No round but the stage's last is smaller than `concurrency` (so the last can be more
+        than half: 30 cases at concurrency 8 run as 8 + 22): a smaller one would leave slots
+        idle and save nothing.
         """
         new = end - start
         if new <= 0:

@@ -175,7 +175,7 @@ def race(
             first_error = first_error or got.first_error
             # a stage whose every run errored is a harness failure (below), not a breach
             if end < size and baseline is not None and stage_errors < stage_runs:
-                so_far = pd.concat(parts)
+                so_far = _scored_so_far(parts)
                 proof = proven_breach(ctx, so_far, baseline, n_errors, ctx.spec.repeats)
                 if proof is not None:
                     est = estimate(so_far, n_total, ctx.spec.racing.z)
@@ -185,9 +185,7 @@ def race(
             raise HarnessFailure(f"every case errored; first: {first_error}")
         if size == n_total or baseline is None:
             continue
-        so_far = pd.concat(parts)
-        if so_far.isna().any().any():
-            raise HarnessFailure(f"evaluation produced NaN scores {so_far.mean().to_dict()}")
+        so_far = _scored_so_far(parts)
         near = nearest_reference(so_far, completed_references(trial.study, key))
         # an outside proposal is dropped only when proved infeasible: the gate judges a
         # feasible one whether or not it is on the front (autotune.enqueue)
@@ -229,6 +227,14 @@ def race(
         "harness_s": harness_s,
         "repeats": merged.summary(),
     }
+
+
+def _scored_so_far(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The per-case scores run so far; a NaN score is a harness failure, never evidence."""
+    so_far = pd.concat(parts)
+    if so_far.isna().any().any():
+        raise HarnessFailure(f"evaluation produced NaN scores {so_far.mean().to_dict()}")
+    return so_far
 
 
 def _record_drop(

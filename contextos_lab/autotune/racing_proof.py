@@ -13,12 +13,13 @@ expensive evaluation").
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import pandas as pd
 
 from contextos_lab.autotune.context import RunContext
-from contextos_lab.autotune.racing_bounds import hard_bounds
+from contextos_lab.autotune.racing_bounds import SCORE_BOUNDS, hard_bounds
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
 #: A proof needs a breach past float rounding (the same margin racing's drops use).
@@ -36,8 +37,8 @@ def proven_breach(
     and the `n_errors` errored runs among them already prove the config infeasible on the
     full search set; None otherwise."""
     n, n_total = len(per_case), len(ctx.search)
-    if n == 0:
-        return None
+    if n == 0 or not _within_score_bounds(per_case):
+        return None  # a proof leans on every score's range: out of range, prove nothing
     for name, floor in ctx.spec.guardrails.floors.model_dump().items():
         _, best = hard_bounds(per_case[name].to_numpy(dtype=float), n_total, name)
         if floor - best > PROOF_MARGIN:
@@ -70,3 +71,14 @@ def proven_breach(
                 worse - delta,
             )
     return None
+
+
+def _within_score_bounds(per_case: pd.DataFrame) -> bool:
+    """Every score inside its evaluator's range (`racing_bounds.SCORE_BOUNDS`); what the best
+    unseen case can score is only known when the seen ones keep to that range."""
+    for name in per_case.columns:
+        low, high = SCORE_BOUNDS.get(name, (-math.inf, math.inf))
+        x = per_case[name].to_numpy(dtype=float)
+        if not ((x >= low) & (x <= high)).all():
+            return False
+    return True

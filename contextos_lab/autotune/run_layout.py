@@ -12,8 +12,9 @@
 Plain files so that `grep`, `cat` and `jq` navigate it, as a person or an LLM agent with shell
 access would (Meta-Harness's proposers read full traces, not summaries). It holds **search-set
 runs only**: the held-out gate never writes here, so a proposer cannot fit the held-out set.
-Written as the study runs: `evaluate_cases` hands each evaluated batch to `record`, and the
-trial's files are written when the trial is told (complete, pruned by racing, or failed).
+Written as the study runs: `execute_and_score` hands each evaluated batch (a racing round) to
+`record`, and the trial's files are written when the trial is told (complete, pruned by racing,
+or failed).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from optuna.trial import TrialState
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.fidelity import RacingSchedule
 from contextos_lab.autotune.objective import constraint_values
-from contextos_lab.autotune.racing import case_evaluations
+from contextos_lab.autotune.racing import case_evaluations, order_key, racing_seed
 from contextos_lab.autotune.racing_order import racing_order
 from contextos_lab.autotune.racing_proof import proven_breach
 from contextos_lab.autotune.study import ensure_baseline, open_storage, open_study, work
@@ -63,20 +63,34 @@ def test_a_breach_is_proven_exactly_when_the_best_completion_still_breaches(
 ) -> None:
     """Sound and complete: proven iff filling every unseen case with its best score still
     leaves a constraint violated (so no completion of the set can be feasible)."""
-    ctx = _CTX.get(big_case_dir) or _CTX.setdefault(big_case_dir, _ctx(big_case_dir))
+    if big_case_dir not in _CTX:  # a latency delta too: the minimize side of the proof
+        deltas = {"utility": 0.5, "latency": 20.0, "economics": None}
+        floors = {"policy": 0.99, "safety": 1.0}
+        guardrails = {"floors": floors, "accepted_deltas": deltas}
+        _CTX[big_case_dir] = _ctx(big_case_dir, guardrails=guardrails)
+    ctx = _CTX[big_case_dir]
     n_total = len(ctx.search)
     n = data.draw(st.integers(1, n_total), label="cases run")
     bits = st.lists(st.sampled_from([0.0, 1.0]), min_size=n, max_size=n)
     ran = pd.DataFrame(
         {
-            "policy": data.draw(bits, label="policy"),
+            # 0-6 failing cases: around the 0.99 floor's 4.5 of 450, so deltas get their turn
+            "policy": np.r_[
+                np.zeros(fails := min(n, data.draw(st.integers(0, 6)))), np.ones(n - fails)
+            ],
             "safety": np.ones(n),
             "utility": data.draw(bits, label="utility"),
-            "latency": np.full(n, 200.0),
+            "latency": data.draw(
+                st.lists(st.floats(0.0, 400.0), min_size=n, max_size=n), label="latency"
+            ),
             "economics": np.full(n, 1.0),
         }
     )
-    baseline = {**BEST, "utility": data.draw(st.floats(0.0, 1.0), label="baseline utility")}
+    baseline = {
+        **BEST,
+        "utility": data.draw(st.floats(0.0, 1.0), label="baseline utility"),
+        "latency": data.draw(st.floats(0.0, 200.0), label="baseline latency"),
+    }
     best = pd.concat([ran, pd.DataFrame([BEST] * (n_total - n))], ignore_index=True)
     violated = {k: v for k, v in constraint_values(ctx, best.mean(), baseline).items() if v > 1e-9}
     proof = proven_breach(ctx, ran, baseline, n_errors=0, repeats=1)
@@ -149,3 +163,52 @@ def _raced(ctx: RunContext, params: dict[str, object]) -> optuna.Study:
     study.enqueue_trial(params)
     work(ctx, study, budget=2)
     return study
+
+
+def test_a_nan_score_in_a_round_fails_the_trial_and_the_study_goes_on(big_case_dir: Path) -> None:
+    """NaN is never evidence: a round that scores NaN fails its trial (as a stage end does)
+    before any proof is drawn from it, instead of raising out of the worker."""
+    deltas = {"utility": 0.5, "latency": None, "economics": None}
+    ctx = _ctx(
+        big_case_dir,
+        guardrails={"floors": {"policy": 1.0, "safety": 1.0}, "accepted_deltas": deltas},
+    )
+    study = open_study(ctx, open_storage("memory"))
+    ensure_baseline(ctx, study)
+    scores = ctx.evaluate
+
+    def with_nan(cases: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+        out = scores(cases, results)
+        out.iloc[0, out.columns.get_loc("utility")] = float("nan")
+        return out
+
+    ctx.evaluate = with_nan
+    study.enqueue_trial(BREACHING)
+    study.enqueue_trial(BREACHING | {"max_hops": 1})
+    work(ctx, study, budget=3)
+    assert [t.state for t in study.trials[1:]] == [TrialState.FAIL, TrialState.FAIL]
+    assert study.trials[1].user_attrs["fail_reason"].startswith("evaluation produced NaN scores")
+
+
+def test_out_of_range_scores_prove_nothing(big_case_dir: Path) -> None:
+    """A proof leans on each score's range; an evaluator off its scale gets none."""
+    ctx = _ctx(big_case_dir)
+    ran = pd.DataFrame([{**BEST, "policy": 0.0}] * 20)
+    assert proven_breach(ctx, ran, BEST, n_errors=0, repeats=1) is not None
+    off_scale = ran.assign(utility=50.0)  # a 0-100 utility where 0-1 belongs
+    assert proven_breach(ctx, off_scale, BEST, n_errors=0, repeats=1) is None
+
+
+def test_rounds_leave_the_racing_order_key_as_it_was(big_case_dir: Path) -> None:
+    """A study started before rounds existed keeps pairing with the references it kept: the key
+    is the one the schedule without `rounds` (and without `promotion`) gave."""
+    import hashlib
+
+    keys = {order_key(_ctx(big_case_dir, rounds=r)) for r in (1, 4, 8)}
+    ctx = _ctx(big_case_dir)
+    before = (
+        '{"stages":[0.05,0.1,0.2,0.4,0.7],"min_cases":30,"z":2.0,'
+        '"stratify_by":["risky"],"seed":null}'
+    )
+    digest = hashlib.sha256(f"{ctx.search.digest}:{racing_seed(ctx)}:{before}".encode())
+    assert keys == {digest.hexdigest()[:16]}
