@@ -29,7 +29,8 @@ class RacingSchedule(BaseModel):
     case evaluations on seeds 0-4 (11,420 once also paired with the nearest completed trial),
     three looks at z = 3 in 15,698 (a config with a small
     regression is proved out at 10-40 % of the set instead of completing); on seeds 10-11,
-    z = 1.645 or eight looks changed that cost by under 4 %.
+    z = 1.645 or eight looks changed that cost by under 4 %. With promotion estimated_gain,
+    four rounds a stage took seeds 0-4 from 4,409 to 4,258 (seeds 0-19: 4,511.5 to 4,336.5).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
