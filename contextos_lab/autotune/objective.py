@@ -107,7 +107,9 @@ class Evaluated(NamedTuple):
 def evaluate_cases(ctx: RunContext, cases: pd.DataFrame, config: Mapping[str, Any]) -> Evaluated:
     """`config` scored on `cases` (per case in the cases' order: repeats averaged, errored
     runs failed). Racing runs it on each round of a stage and judges "every case errored"
-    over the whole stage, so a round whose few cases all errored does not fail the trial."""
+    over the whole stage, so a round whose few cases all errored does not fail the trial.
+    Such a round is scored like any other (the evaluator sees its error rows, as it does for a
+    partly errored batch) and written to the run layout before the stage's verdict."""
     scored, execution = execute_and_score(ctx, cases, config, all_errored_fails=False)
     return Evaluated(scored, execution.n_errors, execution.wall_s, first_error(execution))
 
