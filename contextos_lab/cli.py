@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from contextos_lab.cli_conventions import Formatter, Parser, report_user_error
+from contextos_lab.domain.active import ENV as PROJECT_ENV
 from contextos_lab.domain.cli import add_project_option, project_from_args
 from contextos_lab.errors import EXIT_STATUSES, ExitError
+from contextos_lab.next_steps import invocation
 
 COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.domain.commands",
@@ -81,10 +84,15 @@ def _with_project_option(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if project_from_args(args) is None:  # the domain every command reads; one line, exit 2
+    project = project_from_args(args)  # the domain every command reads; one line, exit 2
+    if project is None:
         return 2
+    # notebooks' kernels (gate, sweep) and subprocesses read the same project as the command
+    saved = os.environ.get(PROJECT_ENV)
+    os.environ[PROJECT_ENV] = str(project.root)
     try:
-        return int(args.func(args) or 0)
+        with invocation(args, project):
+            return int(args.func(args) or 0)
     except ExitError as exc:  # a user error (2) or an unreachable server (3): one line
         return report_user_error(exc)
     except OSError as exc:  # an unwritable --out, a missing or unreadable file: the user's to fix
@@ -92,6 +100,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        if saved is None:
+            os.environ.pop(PROJECT_ENV, None)
+        else:
+            os.environ[PROJECT_ENV] = saved
 
 
 if __name__ == "__main__":

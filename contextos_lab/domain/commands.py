@@ -50,9 +50,11 @@ def _project(args: argparse.Namespace) -> int:
     print("layout:")
     for name, path in files.items():
         print(f"  {name:22} {'present' if path.exists() else 'absent '}  {path}")
-    print(
-        "next: contextos-lab ingest decisions FILE --project DIR  (then feedback, cluster, propose)"
-    )
+    from contextos_lab.next_steps import complete
+
+    decisions = project.data_dir / "decisions.jsonl"
+    where = decisions if decisions.is_file() else "FILE"
+    print(f"next: {complete(f'contextos-lab ingest decisions {where}')}   (then feedback, cluster)")
     return 0
 
 

@@ -91,7 +91,14 @@ def _run(args: argparse.Namespace) -> int:
         print(f"stored in {args.store}: {store_report(report, loaded, store)}")
         for c in report.clusters:
             print(f"  {c.insight_id}  {c.count:>3} x {c.override_reason_class} on {c.decision_key}")
-        print("next: contextos-lab propose --reason-class CLASS --store URL  (or --insight ID)")
+        from contextos_lab.proposals.cli_common import next_step
+
+        if report.clusters:
+            next_step(
+                f"contextos-lab propose --reason-class {report.clusters[0].override_reason_class}"
+            )
+        else:
+            next_step("contextos-lab ingest feedback FILE   (no cluster reached the minimum yet)")
     else:
         print(f"next: open {where or out}; contextos-lab cluster --store URL stores the clusters")
     return 0

@@ -31,7 +31,11 @@ def _notes(args: argparse.Namespace) -> int:
                 else ""
             )
         )
-        next_step("contextos-lab notes act NOTE_ID   |   notes dismiss NOTE_ID")
+        if notes:
+            first = notes[0].note_id
+            next_step(f"contextos-lab notes act {first}   |   contextos-lab notes dismiss {first}")
+        else:
+            next_step("contextos-lab metrics")
         return 0
     if args.action in ("act", "dismiss"):
         if not args.note_id:
@@ -44,14 +48,19 @@ def _notes(args: argparse.Namespace) -> int:
         except ValueError as exc:  # the store refuses a second move
             raise UserError(str(exc)) from None
         print(f"{note.note_id} {note.status.value}")
-        next_step("contextos-lab metrics   (notes acted on)   |   contextos-lab notes list")
+        next_step("contextos-lab metrics   |   contextos-lab notes list")
         return 0
     for n in store.list(Note):
         print(
             f"{n.note_id} {n.status.value:<9} {n.operator or '-':<10} {n.created_at:%Y-%m-%d} "
             f"[{n.kind.value}] {n.subject}"
         )
-    next_step("contextos-lab notes act NOTE_ID   |   notes dismiss NOTE_ID")
+    waiting = [n for n in store.list(Note) if n.status.value == "open"]
+    if waiting:
+        first = waiting[0].note_id
+        next_step(f"contextos-lab notes act {first}   |   contextos-lab notes dismiss {first}")
+    else:
+        next_step("contextos-lab metrics")
     return 0
 
 
@@ -62,7 +71,13 @@ def _research(args: argparse.Namespace) -> int:
         for t in tasks:
             print(f"{t.research_task_id} {t.question}")
         print(f"{len(tasks)} ResearchTask(s) queued from the stored knowledge-gap insights")
-        next_step("contextos-lab research complete TASK_ID --promoted|--not-promoted --by ID")
+        if tasks:
+            next_step(
+                f"contextos-lab research complete {tasks[0].research_task_id} --promoted "
+                "--by NAME   (or --not-promoted)"
+            )
+        else:
+            next_step("contextos-lab metrics")
         return 0
     if args.action == "complete":
         if not args.task_id or args.promoted is None:
@@ -76,14 +91,21 @@ def _research(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UserError(str(exc)) from None
         print(f"{task.research_task_id} completed; knowledge patch promoted: {args.promoted}")
-        next_step("contextos-lab metrics   (research patch yield)   |   bundle --out DIR")
+        next_step("contextos-lab metrics   |   contextos-lab bundle --out change-control")
         return 0
     for t in store.list(ResearchTask):
         print(
             f"{t.research_task_id} {t.status.value:<9} "
             f"promoted={t.confirmation.get('promoted')} {t.question}"
         )
-    next_step("contextos-lab research complete TASK_ID --promoted|--not-promoted --by ID")
+    open_tasks = [t for t in store.list(ResearchTask) if t.status.value == "queued"]
+    if open_tasks:
+        next_step(
+            f"contextos-lab research complete {open_tasks[0].research_task_id} --promoted "
+            "--by NAME   (or --not-promoted)"
+        )
+    else:
+        next_step("contextos-lab metrics")
     return 0
 
 

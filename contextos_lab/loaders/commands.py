@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from contextos_lab.cli_conventions import add_command
+from contextos_lab.domain.active import active_project
 from contextos_lab.errors import one_line
 from contextos_lab.loaders.ingest import IngestReport, store_loaded
 from contextos_lab.loaders.readers import FORMATS, UnreadableSource
@@ -26,12 +27,29 @@ from contextos_lab.store.signing import SigningKeyMissing, load_authorised_overr
 SHOWN = 10
 #: What to run after ingesting each kind (the loop's order: decisions, feedback, cluster).
 NEXT_AFTER: dict[str, str] = {
-    "decisions": "contextos-lab ingest feedback FILE --store {store}   (then cluster --store)",
-    "feedback": "contextos-lab cluster --store {store}   (clusters the ingested corrections)",
+    "decisions": "contextos-lab ingest feedback FILE   (then cluster)",
+    "feedback": "contextos-lab cluster   (clusters the ingested corrections)",
     "scorecards": "contextos-lab monitor RULE_ID --store {store}   (after a release)",
     "preferences": "contextos-lab gate --spec SPEC --out DIR --store {store}   (cites them as "
     "evidence in the TuningProposal)",
 }
+
+
+def _next_after(args: argparse.Namespace, store: ExperienceStore) -> str:
+    """What to run after this ingest, with the project's own files where it has them."""
+    data = active_project().data_dir
+    if args.kind == "decisions" and (data / "feedback.jsonl").is_file():
+        overriders = data / "authorised_overriders.json"
+        extra = f" --overriders {overriders}" if overriders.is_file() else ""
+        return f"contextos-lab ingest feedback {data / 'feedback.jsonl'}{extra}"
+    if args.kind == "scorecards":
+        from contextos_lab.schemas.strategy import StrategyRule
+
+        released = [r for r in store.list(StrategyRule) if r.status.value == "released"]
+        if released:
+            return f"contextos-lab monitor {released[-1].rule_id}"
+        return "contextos-lab cluster   (clusters the ingested corrections)"
+    return NEXT_AFTER[args.kind].format(store=args.store)
 
 
 def _error(where: object, reason: object) -> int:
@@ -78,7 +96,7 @@ def _ingest(args: argparse.Namespace) -> int:
         return _error(args.store, exc)
     _print(report)
     if args.kind in NEXT_AFTER:  # every kind has one; a kind added without one prints none
-        next_step(NEXT_AFTER[args.kind].format(store=args.store))
+        next_step(_next_after(args, store))
     return 0  # even when every row was quarantined: the report says so (tests/loaders)
 
 

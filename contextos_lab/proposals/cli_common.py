@@ -41,4 +41,6 @@ def need(store: Any, model: type[E], artifact_id: str) -> E:
 
 def next_step(text: str) -> None:
     """The 'where to look next' line every loop command ends with (stderr: stdout stays data)."""
-    print(f"next: {text}", file=sys.stderr)
+    from contextos_lab.next_steps import complete
+
+    print(f"next: {complete(text)}", file=sys.stderr)

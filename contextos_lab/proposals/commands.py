@@ -131,7 +131,10 @@ def _replay_layer_rule(args: argparse.Namespace, store: Any, rule: StrategyRule)
         file=sys.stderr,
     )
     if verdict.status == "replay_clean":
-        next_step(f"contextos-lab review {rule.rule_id} --role compliance ... (x3)")
+        next_step(
+            f"contextos-lab review {rule.rule_id} --role compliance --verdict approve "
+            "--reviewer NAME --rationale TEXT   (then reliability and security)"
+        )
     else:
         next_step(f"read the details above; the rule cannot be released ({rule.rule_id})")
     return 0 if verdict.status == "replay_clean" else 1
@@ -161,7 +164,10 @@ def _replay(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     if verdict.status == "replay_clean":
-        next_step(f"contextos-lab review {proposal.proposal_id} --role compliance ... (x3)")
+        next_step(
+            f"contextos-lab review {proposal.proposal_id} --role compliance --verdict approve "
+            "--reviewer NAME --rationale TEXT   (then reliability and security)"
+        )
     else:
         close_failed_replay(store, proposal, verdict)
         next_step(f"read the details above; contextos-lab close {proposal.insight_id} ...")
@@ -177,7 +183,9 @@ def _lineage(args: argparse.Namespace) -> int:
     except (KeyError, ValueError) as exc:
         return _err(str(exc.args[0]))
     print(answer.render())
-    next_step(f"contextos-lab monitor {args.rule_id}   |   store lineage {args.rule_id}")
+    next_step(
+        f"contextos-lab monitor {args.rule_id}   |   contextos-lab store lineage {args.rule_id}"
+    )
     return 0
 
 
@@ -190,7 +198,7 @@ def _metrics(args: argparse.Namespace) -> int:
         _dump(metrics)
     else:
         print(metrics.frame().to_string(index=False))
-    next_step("contextos-lab bundle --out DIR   (the change-control bundle for review)")
+    next_step("contextos-lab bundle --out change-control   (the change-control bundle for review)")
     return 0
 
 

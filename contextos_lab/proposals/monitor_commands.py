@@ -59,7 +59,7 @@ def _monitor(args: argparse.Namespace) -> int:
         packet = f" --packet {suggest_packet(store, source) or 'PACKET_ID'}"
     next_step(
         f"contextos-lab close {source} --status {status} --rule {rule.rule_id} "
-        f"--evidence {verdict.monitor_verdict_id}{packet} --rationale ..."
+        f"--evidence {verdict.monitor_verdict_id}{packet} --rationale TEXT"
     )
     return 0
 
@@ -97,7 +97,7 @@ def _close(args: argparse.Namespace) -> int:
         f"(attempt {rec['attempt']}, failed attempts {rec['failed_attempts']}; evidence "
         f"{', '.join(closure.evidence_ids) or 'none'})"
     )
-    next_step("contextos-lab metrics   |   contextos-lab bundle --out DIR")
+    next_step("contextos-lab metrics   |   contextos-lab bundle --out change-control")
     return 0
 
 

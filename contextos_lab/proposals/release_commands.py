@@ -50,9 +50,12 @@ def _review(args: argparse.Namespace) -> int:
     print(f"{r.review_id}: {r.role.value} {r.verdict.value} by {r.reviewer} on {r.subject_id}")
     missing = [x.value for x in ReviewRole if x.value not in valid_reviews(store, r.subject_id)]
     if missing:
-        next_step(f"reviews still needed: {', '.join(missing)}")
+        next_step(
+            f"contextos-lab review {r.subject_id} --role {missing[0]} --verdict approve "
+            "--reviewer NAME --rationale TEXT   (still needed: " + ", ".join(missing) + ")"
+        )
     else:
-        next_step(f"contextos-lab release {r.subject_id} --approver ID")
+        next_step(f"contextos-lab release {r.subject_id} --approver NAME")
     return 0
 
 
@@ -109,7 +112,10 @@ def _release(args: argparse.Namespace) -> int:
         f"  monitor window:  {window.window_id} {window.opened_at:%Y-%m-%d} → "
         f"{window.closes_at:%Y-%m-%d} on {window.decision_key}"
     )
-    next_step(f"contextos-lab monitor {done.rule_id}   (or rollback {done.rule_id})")
+    next_step(
+        f"contextos-lab monitor {done.rule_id}   |   "
+        f"contextos-lab rollback {done.rule_id} --reason TEXT --actor NAME"
+    )
     return 0
 
 

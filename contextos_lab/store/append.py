@@ -15,6 +15,7 @@ from contextos_lab.store.anchor import advance_anchor
 from contextos_lab.store.chain import GENESIS, row_hash, row_mac, seal_head
 from contextos_lab.store.database import artifacts, chain_head
 from contextos_lab.store.lookups import Pending, latest, upstream_hash
+from contextos_lab.store.project_binding import record_project
 from contextos_lab.store.records import AppendOutcome, StoreRefusal
 
 if TYPE_CHECKING:
@@ -101,6 +102,9 @@ def append_once(
             )
         if any(o.status == "stored" for o in outcomes):
             seal_head(conn, store.signing_key, seq, prev)
+            from contextos_lab.domain.active import active_project
+
+            record_project(conn, active_project())  # the store's project, at its first write
         if before_commit is not None:
             before_commit(refused)
     return outcomes

@@ -99,9 +99,9 @@ def test_whole_loop_on_the_coding_agent_through_the_cli(cli, tmp_path: Path) -> 
     assert "accepted 70" in out
     cli("ingest", "scorecards", str(data / "scorecards.jsonl"))
 
-    out, _ = cli("cluster")  # no SOURCE: what was ingested into --store
+    out, err = cli("cluster")  # no SOURCE: what was ingested into --store
     assert (
-        "merged_without_tests on code.change.merge" in out and "next: contextos-lab propose" in out
+        "merged_without_tests on code.change.merge" in out and "next: contextos-lab propose" in err
     )
     insight_id = re.search(r"(ins_\w+)\s+\d+ x merged_without_tests", out).group(1)
     again, _ = cli("cluster")

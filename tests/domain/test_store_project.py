@@ -1,0 +1,97 @@
+"""A store belongs to one project: recorded at its first write, used by every later command,
+a mismatching `--project` refused naming both; `next:` lines run as printed."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from contextos_lab.cli import main
+from contextos_lab.domain.loader import BUNDLED_PROJECT
+from contextos_lab.store.project_binding import recorded_project
+
+PROJECT = Path(__file__).resolve().parents[2] / "examples" / "coding_agent"
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    monkeypatch.chdir(tmp_path)  # not a project: only the store can say which one
+    monkeypatch.delenv("CONTEXTOS_PROJECT", raising=False)
+
+    def call(*argv: str, code: int = 0) -> tuple[str, str]:
+        got = main(list(argv))
+        out, err = capsys.readouterr()
+        assert got == code, f"{argv}: exit {got}\n{out}\n{err}"
+        return out, err
+
+    return call
+
+
+def next_line(out: str, err: str) -> list[str]:
+    """The first alternative of the printed `next:` line, as argv (without `contextos-lab`)."""
+    line = re.search(r"^next: (.+)$", out + err, re.M)
+    assert line, f"no next: line\n{out}{err}"
+    command = line.group(1).split("   ")[0]
+    words = shlex.split(command)
+    assert words[0] == "contextos-lab", command
+    return words[1:]
+
+
+def test_the_store_keeps_its_project_and_refuses_another(run, tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/s.db"
+    data = PROJECT / "data"
+    out, err = run(
+        "ingest", "decisions", str(data / "decisions.jsonl"), "--store", store,
+        "--project", str(PROJECT),
+    )  # fmt: skip
+    recorded = recorded_project(store)
+    assert recorded is not None and recorded.name == "coding_agent"
+    assert recorded.root == PROJECT.resolve() and len(recorded.registry_sha256) == 64
+    # the printed next command runs as printed: it names the project, the store, the file
+    argv = next_line(out, err)
+    assert argv[:2] == ["ingest", "feedback"] and "--store" in argv and "--project" in argv
+    out, err = run(*argv)
+    assert "accepted 70" in out
+    argv = next_line(out, err)
+    assert argv[0] == "cluster", argv
+    out, err = run(*argv)
+    assert "merged_without_tests" in out
+    # no --project, no $CONTEXTOS_PROJECT, cwd not a project: the store's project is used
+    out, _ = run("store", "verify", "--store", store)
+    assert "ok" in out.lower() and "TAMPERED" not in out
+    run("metrics", "--store", store, "--json")
+    out, err = run("propose", "--reason-class", "merged_without_tests", "--store", store)
+    assert "R_MERGE_REQUIRES_CI" in out
+    # another project named explicitly: one line naming both, exit 2
+    _, err = run("metrics", "--store", store, "--project", str(BUNDLED_PROJECT), code=2)
+    assert err.count("\n") == 1 and "coding_agent" in err and "refund" in err.lower()
+    assert "--project" in err
+    # ... and through the environment too
+    import os
+
+    os.environ["CONTEXTOS_PROJECT"] = str(BUNDLED_PROJECT)
+    try:
+        _, err = run("store", "verify", "--store", store, code=2)
+    finally:
+        del os.environ["CONTEXTOS_PROJECT"]
+    assert "CONTEXTOS_PROJECT" in err and "coding_agent" in err
+
+
+def test_a_store_whose_project_folder_moved_needs_project(run, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "desk"
+    shutil.copytree(PROJECT, copy)
+    store = f"sqlite:///{tmp_path}/s.db"
+    run(
+        "ingest", "decisions", str(copy / "data" / "decisions.jsonl"), "--store", store,
+        "--project", str(copy),
+    )  # fmt: skip
+    moved = tmp_path / "elsewhere"
+    copy.rename(moved)
+    _, err = run("metrics", "--store", store, code=2)
+    assert "gone" in err and "--project" in err
+    run("metrics", "--store", store, "--project", str(moved))  # the same project, moved
