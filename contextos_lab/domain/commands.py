@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from contextos_lab.cli_conventions import add_command
 from contextos_lab.domain.active import active_project
+from contextos_lab.domain.check import check_project
+from contextos_lab.domain.config import DomainConfig
 from contextos_lab.schemas.reason_classes import core_reason_classes
 
 
@@ -28,6 +31,8 @@ def _project(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(project.model_dump(mode="json"), indent=2, sort_keys=True))
         return 0
+    if args.check:
+        return _check(project)
     print(f"project {project.name}: {project.root}")
     if project.description:
         print(f"  {project.description}")
@@ -58,6 +63,21 @@ def _project(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(project: DomainConfig) -> int:
+    """Every file the declaration names exists and reads; one error line (exit 2) if not."""
+    problems, notes = check_project(project)
+    for note in notes:
+        print(f"note: {note}")
+    for problem in problems:
+        print(f"problem: {problem}")
+    if problems:
+        more = f" (and {len(problems) - 1} more, listed above)" if len(problems) > 1 else ""
+        print(f"error: project {project.name}: {problems[0]}{more}", file=sys.stderr)
+        return 2
+    print(f"project {project.name} ({project.root}): every declared file is present and reads")
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
@@ -69,4 +89,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ],
     )
     p.add_argument("--json", action="store_true", help="the loaded configuration as JSON")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="check that every file the declaration names exists and reads (exit 2 if not)",
+    )
     p.set_defaults(func=_project)

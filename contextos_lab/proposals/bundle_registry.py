@@ -20,10 +20,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from contextos_lab.errors import UserError
 from contextos_lab.proposals.policy_bundle import PolicyBundle
 
 DEFAULT_BUNDLES_DIR = Path(".contextos/bundles")
 _REF = re.compile(r"^(?P<id>[A-Za-z0-9_.-]+)@v(?P<version>\d+)#(?P<hash>[0-9a-f]{64})$")
+
+
+class BundleNotFound(UserError, KeyError):
+    """A bundle (or version) the registry and the project do not hold: the user's to fix."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "bundle not found"
 
 
 class BundleIntegrityError(RuntimeError):
@@ -76,7 +84,7 @@ class BundleRegistry:
     def get(self, bundle_id: str, version: int) -> PolicyBundle:
         path = self._file(bundle_id, version)
         if not path.exists():
-            raise KeyError(f"{bundle_id} v{version} is not in {self.root}")
+            raise BundleNotFound(f"{bundle_id} v{version} is not in {self.root}")
         return PolicyBundle.from_file(path)
 
     def resolve(self, ref: str) -> PolicyBundle:
@@ -140,9 +148,9 @@ class BundleRegistry:
         if not acts:
             seed = self.seed_dir() / f"{bundle_id}.json"
             if not seed.exists():
-                raise KeyError(
+                raise BundleNotFound(
                     f"no active version of {bundle_id} in {self.root}, and no first version "
-                    f"at {seed}"
+                    f"at {seed} (the policy bundle named in contextos-project.yaml decision_keys)"
                 )
             self.activate(PolicyBundle.from_file(seed), actor="bundled", reason="seed")
             acts = self.activations(bundle_id)

@@ -37,8 +37,10 @@ E = TypeVar("E", bound=Envelope)
 
 
 def _err(message: str) -> int:
+    """A user error (unknown id, no cluster, no compiler row, no replayer): one line, exit 2.
+    Exit 1 stays the replay verdict "not clean"."""
     print(f"error: {message}", file=sys.stderr)
-    return 1
+    return 2
 
 
 class _Exit(Exception):

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from contextos_lab.proposals.lint import active_rules, rule_conflicts
-from contextos_lab.proposals.reviews import Reviews, check_reviews, verdict_map
+from contextos_lab.proposals.reviews import Reviews, author_of, check_reviews, verdict_map
 from contextos_lab.proposals.rule_lifecycle import stamp_release
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
@@ -164,7 +164,9 @@ def release_layer_rule(
     from contextos_lab.proposals.release import ReleaseRefused, supersede
 
     when = at or datetime.now(UTC)
-    valid, review_reasons = check_reviews(reviews, rule.rule_id, approver_id, store=store, key=key)
+    valid, review_reasons = check_reviews(
+        reviews, rule.rule_id, approver_id, store=store, key=key, author=author_of(rule)
+    )
     active = [r for r in active_rules(store) if r.rule_id != supersedes]
     reasons = layer_refusals(rule, approver_id, review_reasons, active, verdict)
     if verdict is not None and rule.adjustment is not None:

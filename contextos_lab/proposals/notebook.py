@@ -35,9 +35,14 @@ APPROVER = "user_change_control_3"
 ROLES = ("compliance", "reliability", "security")
 
 
-def default_reviewers(authorised: Sequence[str] | None) -> dict[str, str]:
-    """role → reviewer: the store's authorised operators in turn (a parameter in notebook 04)."""
-    people = list(authorised or ["reviewer_1", "reviewer_2", "reviewer_3"])
+def default_reviewers(
+    authorised: Sequence[str] | None, approver: str | None = None
+) -> dict[str, str]:
+    """role → reviewer: the store's authorised operators other than the approver, one per role
+    (four eyes; with fewer than three, the release is refused and says why)."""
+    people = [
+        p for p in (authorised or ["reviewer_1", "reviewer_2", "reviewer_3"]) if p != approver
+    ]
     return {role: people[i % len(people)] for i, role in enumerate(ROLES)}
 
 
@@ -142,7 +147,7 @@ def run_notebook_04(
     frame = replay_frame(goldens, baseline, apply_patch(baseline, proposal.patch))
     refused = None
     if release and rule_for(store, proposal.proposal_id) is None:
-        who = reviewers or default_reviewers(sorted(store.authorised_overriders or ()))
+        who = reviewers or default_reviewers(sorted(store.authorised_overriders or ()), approver)
         try:
             reviews = sign_reviews(store, proposal.proposal_id, who, verdicts)
             proposal = release_proposal(

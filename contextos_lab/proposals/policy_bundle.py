@@ -120,7 +120,21 @@ class PolicyBundle(BaseModel):
 
     @classmethod
     def from_file(cls, path: Path) -> PolicyBundle:
-        return cls.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+        """A bundle file; a missing or malformed one is a UserError naming the file and field."""
+        from pydantic import ValidationError
+
+        from contextos_lab.errors import UserError
+
+        try:
+            return cls.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read policy bundle ({exc.strerror or exc})") from None
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            field = ".".join(str(p) for p in err["loc"]) or "(file)"
+            raise UserError(f"{path}: field {field}: {err['msg']}") from None
 
 
 class PolicyDecision(BaseModel):

@@ -25,7 +25,7 @@ from contextos_lab.proposals.bundle_registry import BundleRegistry
 from contextos_lab.proposals.checklist import release_checklist, verdict_refusals
 from contextos_lab.proposals.lint import active_rules, proposal_conflicts
 from contextos_lab.proposals.policy_bundle import PolicyBundle, apply_patch
-from contextos_lab.proposals.reviews import Reviews, check_reviews, verdict_map
+from contextos_lab.proposals.reviews import Reviews, author_of, check_reviews, verdict_map
 from contextos_lab.proposals.rule_lifecycle import retire, rollback, stamp_release, supersede
 from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.insight import Insight
@@ -165,7 +165,7 @@ def release_proposal(
     replaces on purpose (exempt from lint, then marked superseded)."""
     when = _now(at)
     valid, review_reasons = check_reviews(
-        reviews, proposal.proposal_id, approver_id, store=store, key=key
+        reviews, proposal.proposal_id, approver_id, store=store, key=key, author=author_of(proposal)
     )
     live = bundles.active(proposal.patch.target_id)
     active = [r for r in active_rules(store) if r.rule_id != supersedes]

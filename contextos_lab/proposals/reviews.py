@@ -15,6 +15,7 @@ from typing import Any
 
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.ids import new_id
+from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
 from contextos_lab.schemas.review import ReviewOutcome, ReviewRole, ReviewVerdict
 from contextos_lab.store.signing import (
     SigningKeyMissing,
@@ -40,13 +41,25 @@ def record_review(
     key: bytes | None = None,
 ) -> ReviewVerdict:
     """Sign and append one verdict (upstream: the subject, which must be in the store)."""
-    if store.find(subject_id) is None:
+    subject = store.find(subject_id)
+    if subject is None:
         raise ReviewRefused(f"{subject_id} is not in the store")
     allowed = store.authorised_overriders
     if allowed is not None and reviewer not in allowed:
         raise ReviewRefused(f"{reviewer} is not an authorised reviewer (authorised overriders)")
     when = at or datetime.now(UTC)
     role, verdict = ReviewRole(role), ReviewOutcome(verdict)
+    if getattr(subject, "status", None) in CLOSED:
+        raise ReviewRefused(f"{subject_id} is {subject.status.value}: nothing left to review")
+    author = author_of(subject)
+    if author is not None and reviewer == author:
+        raise ReviewRefused(f"{reviewer} put {subject_id} forward and may not review it")
+    for other, earlier in valid_reviews(store, subject_id, key=key).items():
+        if other != role.value and earlier.reviewer == reviewer:
+            raise ReviewRefused(
+                f"{reviewer} already signed the {other} review of {subject_id}: the "
+                f"{', '.join(r.value for r in ReviewRole)} reviews need distinct reviewers"
+            )
     seed = canonical_json([subject_id, role.value, reviewer, when.isoformat()])
     review = ReviewVerdict(
         review_id=new_id("rvw", at=when, seed=seed),
@@ -59,7 +72,40 @@ def record_review(
     )
     review = sign_entry(review, key or _store_key(store))
     store.append(review)
+    if verdict == ReviewOutcome.reject:
+        reject_subject(store, subject, review)
     return review
+
+
+#: States in which a subject takes no more reviews.
+CLOSED = frozenset(
+    {
+        LifecycleStatus.rejected,
+        LifecycleStatus.released,
+        LifecycleStatus.retired,
+        LifecycleStatus.superseded,
+    }
+)
+
+
+def author_of(subject: Any) -> str | None:
+    """Who put a proposal forward: the actor of its first lifecycle move (`replay --actor`),
+    unless that is the kit itself."""
+    history = getattr(subject, "history", ()) or ()
+    actor = history[0].actor if history else None
+    return None if actor in (None, "contextos-lab") else actor
+
+
+def reject_subject(store: Any, subject: Any, review: ReviewVerdict) -> Any:
+    """A rejecting review closes the proposal: → reviewed → rejected (seed 001's lifecycle),
+    with the reviewer's rationale, so metrics count it as reviewed and not adopted."""
+    moved = subject
+    why = f"{review.role.value} review {review.review_id} by {review.reviewer}: {review.rationale}"
+    if moved.status in (LifecycleStatus.proposed, LifecycleStatus.ready_for_review):
+        moved = advance(moved, LifecycleStatus.reviewed, actor=review.reviewer, rationale=why)
+    moved = advance(moved, LifecycleStatus.rejected, actor=review.reviewer, rationale=why)
+    store.append(moved, upstream=(review.review_id,))
+    return moved
 
 
 def sign_reviews(
@@ -157,7 +203,13 @@ def verify_reviews(
 
 
 def check_reviews(
-    reviews: Reviews, subject_id: str, approver: str | None, *, store: Any, key: bytes | None = None
+    reviews: Reviews,
+    subject_id: str,
+    approver: str | None,
+    *,
+    store: Any,
+    key: bytes | None = None,
+    author: str | None = None,
 ) -> tuple[dict[str, ReviewVerdict], list[str]]:
     """The release gate's review check: verified verdicts, and every reason to refuse
     (refused verdicts, then seed 000's checklist: each role attached and approving, by
@@ -167,10 +219,16 @@ def check_reviews(
     except SigningKeyMissing as exc:
         return {}, [f"reviews cannot be verified: {exc}"]
     assert k is not None
-    valid, problems = verify_reviews(
-        reviews, subject_id, key=k, authorised=getattr(store, "authorised_overriders", None)
-    )
-    return valid, problems + review_problems(valid, approver)
+    authorised = getattr(store, "authorised_overriders", None)
+    valid, problems = verify_reviews(reviews, subject_id, key=k, authorised=authorised)
+    if authorised is None:
+        problems.append(
+            "no authorised list (CONTEXTOS_OVERRIDERS_FILE or .contextos/authorised_overriders"
+            ".json): reviewers and approver cannot be checked"
+        )
+    elif approver and approver not in authorised:
+        problems.append(f"approver {approver} is not on the authorised list")
+    return valid, problems + review_problems(valid, approver, author=author)
 
 
 def verdict_map(reviews: Mapping[str, ReviewVerdict]) -> dict[str, str]:
@@ -180,10 +238,24 @@ def verdict_map(reviews: Mapping[str, ReviewVerdict]) -> dict[str, str]:
     }
 
 
-def review_problems(reviews: Mapping[str, ReviewVerdict], approver: str | None) -> list[str]:
-    """Seed 000 Step 5: compliance, reliability and security verdicts attached and approving;
-    the approver is not one of the reviewers (no one approves their own review)."""
+def review_problems(
+    reviews: Mapping[str, ReviewVerdict], approver: str | None, *, author: str | None = None
+) -> list[str]:
+    """Seed 000 Step 5 with four eyes: compliance, reliability and security verdicts attached
+    and approving, by three distinct reviewers, none of them the approver or the author."""
     out = []
+    roles_of: dict[str, list[str]] = {}
+    for role, r in sorted(reviews.items()):
+        roles_of.setdefault(r.reviewer, []).append(role)
+    for who, roles in roles_of.items():
+        if len(roles) > 1:
+            out.append(
+                f"{who} signed the {' and '.join(roles)} reviews: each role needs its own reviewer"
+            )
+    if author and author in roles_of:
+        out.append(f"{author} put it forward and also reviewed it")
+    if author and approver == author:
+        out.append(f"approver {approver} put it forward: approval needs a second person")
     for role in ReviewRole:
         got = reviews.get(role.value)
         if got is None:

@@ -50,7 +50,7 @@ def _lineage(args: argparse.Namespace) -> int:
         tree = lineage(store, args.artifact_id)
     except KeyError as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
-        return 1
+        return 2
     print(tree.render())
     print(f"feedback: {', '.join(tree.feedback_ids) or '(none)'}")
     return 0

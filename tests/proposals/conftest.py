@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from contextos_lab.harness.reference.loop_example import (
-    OVERRIDERS,
+    AUTHORISED,
     RefundExample,
     build_refund_example,
 )
@@ -15,7 +15,7 @@ from contextos_lab.store import ExperienceStore
 
 @pytest.fixture
 def store(tmp_path: Path) -> ExperienceStore:
-    return ExperienceStore(f"sqlite:///{tmp_path}/exp.db", authorised_overriders=OVERRIDERS)
+    return ExperienceStore(f"sqlite:///{tmp_path}/exp.db", authorised_overriders=AUTHORISED)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from contextos_lab.cli import main
-from contextos_lab.harness.reference.loop_example import OVERRIDERS
+from contextos_lab.harness.reference.loop_example import APPROVER, AUTHORISED, REVIEWERS
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "04_strategy_replay.ipynb"
@@ -19,7 +19,7 @@ def test_cli_propose_replay_release_lineage_metrics_rollback(
     unreleased, tmp_path, capsys, monkeypatch
 ) -> None:
     overriders = tmp_path / "overriders.json"
-    overriders.write_text(json.dumps(list(OVERRIDERS)))
+    overriders.write_text(json.dumps(list(AUTHORISED)))
     monkeypatch.setenv("CONTEXTOS_OVERRIDERS_FILE", str(overriders))
     common = ["--store", f"sqlite:///{tmp_path}/exp.db"]
     b = ["--bundles", str(tmp_path / "bundles")]
@@ -29,34 +29,35 @@ def test_cli_propose_replay_release_lineage_metrics_rollback(
     pid = proposal["proposal_id"]
     assert main(["replay", pid, *common, *b]) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "replay_clean"
-    assert main(["release", pid, "--approver", "u_cc", *common, *b]) == 2
+    assert main(["release", pid, "--approver", APPROVER, *common, *b]) == 2
     assert "no signed compliance review" in capsys.readouterr().err
-    reviewer = OVERRIDERS[0]
 
-    def review(role: str, verdict: str, who: str = reviewer) -> int:
+    def review(role: str, verdict: str, who: str | None = None) -> int:
         why = ["--rationale", f"{role} checked"]
+        who = who or REVIEWERS[role]
         return main(
             ["review", pid, "--role", role, "--verdict", verdict, "--reviewer", who, *why, *common]
         )
 
     assert review("security", "approve", who="anyone_at_all") == 2  # not an authorised reviewer
     assert "not an authorised reviewer" in capsys.readouterr().err
-    assert review("security", "reject") == 0
     for role in ("compliance", "reliability"):
         assert review(role, "approve") == 0
     capsys.readouterr()
-    assert main(["release", pid, "--approver", "u_cc", *common, *b]) == 2
-    assert f"security review by {reviewer} is reject" in capsys.readouterr().err
+    assert review("security", "approve", who=REVIEWERS["compliance"]) == 2  # four eyes
+    assert "need distinct reviewers" in capsys.readouterr().err
+    assert main(["release", pid, "--approver", APPROVER, *common, *b]) == 2
+    assert "no signed security review" in capsys.readouterr().err
     assert review("security", "approve") == 0
     assert main(["release", pid, "--approver", " ", *common, *b]) == 2
     assert "no approver" in capsys.readouterr().err
     # the same stored verdicts checked with another key: forged, and the release is refused
     key = os.environ["CONTEXTOS_SIGNING_KEY"]
     monkeypatch.setenv("CONTEXTOS_SIGNING_KEY", "a-different-key")
-    assert main(["release", pid, "--approver", "u_cc", *common, *b]) == 2
+    assert main(["release", pid, "--approver", APPROVER, *common, *b]) == 2
     assert "is forged: its signature does not verify" in capsys.readouterr().err
     monkeypatch.setenv("CONTEXTOS_SIGNING_KEY", key)
-    assert main(["release", pid, "--approver", "u_cc", *common, *b]) == 0
+    assert main(["release", pid, "--approver", APPROVER, *common, *b]) == 0
     rule = json.loads(capsys.readouterr().out)
     assert rule["lineage"]["feedback_ids"] == [f.id for f in unreleased.feedback]
     assert main(["lineage", rule["rule_id"], *common]) == 0
@@ -66,8 +67,9 @@ def test_cli_propose_replay_release_lineage_metrics_rollback(
     assert json.loads(capsys.readouterr().out)["proposals_released"] == 1
     assert main(["rollback", rule["rule_id"], "--reason", "p1", "--actor", "oc", *common, *b]) == 0
     assert "POLICY_RETURNS_V4@v1#" in capsys.readouterr().out
-    assert main(["lineage", "str_missing1", *common]) == 1
-    assert main(["propose", "--insight", "ins_missing1", *common, *b]) == 1
+    assert main(["lineage", "str_missing1", *common]) == 2  # user errors: 2 (README table)
+    assert main(["propose", "--insight", "ins_missing1", *common, *b]) == 2
+    assert main(["replay", "sp_missing1", *common, *b]) == 2
 
 
 def _signed_release_shown(path: Path) -> None:
@@ -125,6 +127,7 @@ def test_notebook_04_on_the_coding_agent_project(tmp_path: Path) -> None:
             "project": str(REPO / "examples" / "coding_agent"),
             "reason_class": "merged_without_tests",
             "build_example": False,
+            "approver": "cc_board",  # on the project's authorised list (four eyes)
         },
         kernel_name="python3",
         cwd=str(REPO),

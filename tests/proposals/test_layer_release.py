@@ -43,7 +43,9 @@ def coding_project():
 
 @pytest.fixture
 def seeded(tmp_path: Path, coding_project) -> ExperienceStore:
-    store = ExperienceStore(f"sqlite:///{tmp_path}/s.db", authorised_overriders=["ada", "lin"])
+    store = ExperienceStore(
+        f"sqlite:///{tmp_path}/s.db", authorised_overriders=["ada", "lin", "kim", "cc"]
+    )
     records, feedback = [], []
     for c, reason in enumerate(LAYERS):
         for j in range(5):
@@ -58,7 +60,7 @@ def seeded(tmp_path: Path, coding_project) -> ExperienceStore:
     return store
 
 
-REVIEWERS = {"compliance": "ada", "reliability": "lin", "security": "ada"}
+REVIEWERS = {"compliance": "ada", "reliability": "lin", "security": "kim"}
 
 
 def _release(store, rule, layers, **kw):

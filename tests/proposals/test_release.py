@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contextos_lab.harness.reference.loop_example import APPROVER, OVERRIDERS, REVIEWERS
+from contextos_lab.harness.reference.loop_example import APPROVER, REVIEWERS
 from contextos_lab.proposals.compilers import compile_strategy_rule
 from contextos_lab.proposals.lint import LintConflict, check_proposal, check_rule
 from contextos_lab.proposals.release import ReleaseRefused, release_proposal, retire, rollback
@@ -43,7 +43,9 @@ def test_release_refuses_each_missing_precondition(unreleased, store, bundles, o
 
 def test_release_refuses_a_missing_role_and_a_rejecting_review(unreleased, store, bundles):
     signed = _signed(store, unreleased, security="reject")
-    with pytest.raises(ReleaseRefused, match=f"security review by {OVERRIDERS[0]} is reject"):
+    with pytest.raises(
+        ReleaseRefused, match=f"security review by {REVIEWERS['security']} is reject"
+    ):
         _release(unreleased, store, bundles, reviews=signed)
     without = {k: v for k, v in signed.items() if k != "reliability"}
     with pytest.raises(ReleaseRefused, match="no signed reliability review"):
@@ -77,9 +79,7 @@ def test_release_refuses_forged_and_unsigned_verdicts(unreleased, store, bundles
         _release(unreleased, store, bundles, reviews=[*signed.values(), tampered])
 
 
-def test_release_refuses_a_review_of_another_subject_and_self_approval(
-    unreleased, store, bundles
-):
+def test_release_refuses_a_review_of_another_subject_and_self_approval(unreleased, store, bundles):
     other = sign_reviews(store, unreleased.insight.insight_id, REVIEWERS)
     with pytest.raises(ReleaseRefused, match=f"on {unreleased.insight.insight_id}, not"):
         _release(unreleased, store, bundles, reviews=other)

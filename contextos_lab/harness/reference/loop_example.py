@@ -44,11 +44,15 @@ GOLDENS_DIR = BUNDLED_PROJECT / "harness" / "goldens"
 T0 = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
 OVERRIDERS: tuple[str, ...] = ("user_finance_lead_77", "user_support_ops_12")
 APPROVER = "user_change_control_3"
+SECURITY_OWNER = "user_security_owner_5"
+#: Everyone the example's store authorises: the operators who sign feedback, a third reviewer
+#: and the approver (four eyes: three distinct reviewers, none of them the approver).
+AUTHORISED: tuple[str, ...] = (*OVERRIDERS, SECURITY_OWNER, APPROVER)
 #: Who signs each review in the example (authorised operators; not the approver).
 REVIEWERS: dict[str, str] = {
     "compliance": OVERRIDERS[0],
     "reliability": OVERRIDERS[1],
-    "security": OVERRIDERS[0],
+    "security": SECURITY_OWNER,
 }
 WINDOW_DENY = ExpectedOutcome(decision="deny", evidence_missing=("refund_window_evidence",))
 ORD, WIN, IDV, HUM = "order_lookup", "refund_window_evidence", "idv_check", "human_approval"
