@@ -42,6 +42,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.proposals.release_commands",
     "contextos_lab.proposals.monitor_commands",
     "contextos_lab.proposals.bundle_command",
+    "contextos_lab.proposals.goldens_commands",
     "contextos_lab.insights.loop_commands",
     "contextos_lab.demo",
 )

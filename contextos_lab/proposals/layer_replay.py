@@ -33,6 +33,7 @@ from contextos_lab.proposals.replay import EVALUATORS, BaselineDrift, build_verd
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.strategy import (
+    EXPECTED_MISSED,
     ReplayClassification,
     ReplayDetail,
     ReplayVerdict,
@@ -147,6 +148,7 @@ def run_layer_replay(
     C = ReplayClassification
     details, deltas = [], []
     drift = []
+    missed = 0
     for g in goldens:
         recorded = g.record.outputs_hash
         if recorded is not None and decide(replayer, g.record, [])[0] != recorded:
@@ -158,6 +160,9 @@ def run_layer_replay(
         ref = g.expected_hash or g.record.outputs_hash
         if base == cand:
             cls, note = C.unchanged_baseline, None
+            if g.expected_hash is not None and cand != g.expected_hash:
+                missed += 1
+                note = f"{EXPECTED_MISSED}: stays {cand_d}"
         elif g.expected_hash is not None and cand == g.expected_hash:
             cls, note = C.changed_to_expected, "changed to the golden's expected outcome"
         else:
@@ -185,7 +190,7 @@ def run_layer_replay(
         }
     )
     delta = {k: sum(d[k] for d in deltas) / n for k in EVALUATORS}
-    verdict = build_verdict(rule.rule_id, details, delta, seed=seed, at=when)
+    verdict = build_verdict(rule.rule_id, details, delta, seed=seed, at=when, missed=missed)
     if store is not None:
         store.append(verdict)
     return verdict

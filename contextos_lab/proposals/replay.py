@@ -46,6 +46,7 @@ from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.strategy import (
+    EXPECTED_MISSED,
     ReplayClassification,
     ReplayDetail,
     ReplayStatus,
@@ -174,6 +175,9 @@ def replay_rows(
         else:
             cls = ReplayClassification.changed_unexpected
         note = None
+        missed = expected_missed(g, base.outputs_hash, cand.outputs_hash)
+        if missed:
+            note = f"{EXPECTED_MISSED}: stays {cand.decision.decision}"
         if cls != ReplayClassification.unchanged_baseline:
             missing = ", ".join(cand.decision.evidence_missing)
             note = f"{base.decision.decision} → {cand.decision.decision}" + (
@@ -191,10 +195,18 @@ def replay_rows(
                 "expected_hash": g.expected_hash,
                 "fired_rules": ",".join(cand.decision.fired_rules),
                 "note": note,
+                "expected_missed": missed,
                 **{f"delta_{k}": cand.scores[k] - base.scores[k] for k in EVALUATORS},
             }
         )
     return rows
+
+
+def expected_missed(golden: GoldenCase, base_hash: str, cand_hash: str) -> bool:
+    """A golden that expects a change (its expected outcome is not what the baseline does)
+    and did not get it: the patch does not do what its goldens say it must."""
+    want = golden.expected_hash
+    return want is not None and base_hash == cand_hash and cand_hash != want
 
 
 def replay_frame(
@@ -231,9 +243,12 @@ def build_verdict(
     *,
     seed: str,
     at: datetime,
+    missed: int = 0,
 ) -> ReplayVerdict:
     """Seed 000's ReplayVerdict from classified goldens: regression if any changed
-    unexpectedly, partial if none changed to expected, else clean. The id derives from `seed`."""
+    unexpectedly, partial if none changed to expected or `missed` goldens did not get the
+    change they expect (an unchanged golden's note says so), else clean. The id derives from
+    `seed`."""
     C = ReplayClassification
     n_exp = sum(d.classification == C.changed_to_expected for d in details)
     n_unexp = sum(d.classification == C.changed_unexpected for d in details)
@@ -241,7 +256,7 @@ def build_verdict(
         ReplayStatus.replay_regression
         if n_unexp
         else ReplayStatus.replay_partial
-        if n_exp == 0
+        if n_exp == 0 or missed
         else ReplayStatus.replay_clean
     )
     return ReplayVerdict(
@@ -295,7 +310,8 @@ def run_replay_gate(
             "at": when.isoformat(),
         }
     )
-    verdict = build_verdict(proposal.proposal_id, details, delta, seed=seed, at=when)
+    missed = sum(bool(r["expected_missed"]) for r in rows)
+    verdict = build_verdict(proposal.proposal_id, details, delta, seed=seed, at=when, missed=missed)
     if store is not None:
         store.append(verdict)  # type: ignore[attr-defined]
     return verdict

@@ -89,6 +89,11 @@ class ReplayClassification(StrEnum):
     changed_unexpected = "changed_unexpected"
 
 
+#: The note of an unchanged golden whose expected change did not happen: the replay is not
+#: clean (the patch does not do what its goldens say it must).
+EXPECTED_MISSED = "expected change did not happen"
+
+
 class ReplayStatus(StrEnum):
     replay_clean = "replay_clean"
     replay_regression = "replay_regression"
@@ -149,11 +154,17 @@ class ReplayVerdict(Envelope):
             problems.append("changed_unexpected does not match details")
         if self.goldens_changed != self.changed_to_expected + self.changed_unexpected:
             problems.append("goldens_changed != changed_to_expected + changed_unexpected")
+        missed = sum(
+            1
+            for d in self.details
+            if d.classification == C.unchanged_baseline
+            and (d.note or "").startswith(EXPECTED_MISSED)
+        )
         expected = (
             ReplayStatus.replay_regression
             if counts[C.changed_unexpected]
             else ReplayStatus.replay_partial
-            if counts[C.changed_to_expected] == 0
+            if counts[C.changed_to_expected] == 0 or missed
             else ReplayStatus.replay_clean
         )
         if self.status != expected:

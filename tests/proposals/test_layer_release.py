@@ -239,12 +239,16 @@ def test_a_verdict_for_another_rule_does_not_release_this_one(seeded, tmp_path) 
 
 
 def test_a_project_without_a_layer_replayer_is_refused_loudly(tmp_path) -> None:
-    """The bundled refund project declares a memory_recall arm but no layer replayer."""
+    """A copy of the bundled refund project (a memory_recall arm) without its layer replayer."""
+    import shutil
+
     from contextos_lab.domain import BUNDLED_PROJECT, load_project
     from contextos_lab.proposals.compilers import compile_strategy_rule
     from tests.factories import decision_record as rec
 
-    project = load_project(BUNDLED_PROJECT)
+    shutil.copytree(BUNDLED_PROJECT, tmp_path / "refund")
+    (tmp_path / "refund" / "harness" / "layer_replay.py").unlink()
+    project = load_project(tmp_path / "refund")
     cluster_rule = compile_strategy_rule.__name__  # the compiler exists for any project
     assert cluster_rule
     layer_rule = StrategyRule(
