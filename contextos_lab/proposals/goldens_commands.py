@@ -139,9 +139,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "goldens",
         help="record, diff and re-record the project's goldens from the CLI",
         example=[
-            "contextos-lab goldens record POLICY_CODE_MERGE_V1 --project examples/coding_agent",
-            "contextos-lab goldens diff POLICY_CODE_MERGE_V1",
-            "contextos-lab goldens rerecord POLICY_CODE_MERGE_V1 --by ana --rationale 'v2 live'",
+            "contextos-lab goldens record POLICY_MY_BUNDLE_V1 --project my-domain",
+            "contextos-lab goldens diff POLICY_MY_BUNDLE_V1",
+            "contextos-lab goldens rerecord POLICY_MY_BUNDLE_V1 --by ana --rationale 'v2 live'",
         ],
     )
     sub = p.add_subparsers(dest="goldens_command", required=True, metavar="ACTION")
@@ -154,7 +154,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             sub,
             name,
             help=what,
-            example=f"contextos-lab goldens {name} POLICY_CODE_MERGE_V1"
+            example=f"contextos-lab goldens {name} POLICY_MY_BUNDLE_V1"
             + (" --by ana --rationale 'v2 released'" if name == "rerecord" else ""),
         )
         q.add_argument("target", help="policy bundle id, or LAYER_<layer>")
