@@ -18,7 +18,24 @@ from contextos_lab.domain.config import DomainConfig
 from contextos_lab.schemas.reason_classes import core_reason_classes
 
 
+def _init(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from contextos_lab.domain.skeleton import init_project
+    from contextos_lab.errors import UserError
+    from contextos_lab.next_steps import complete_command
+
+    if not args.dir:
+        raise UserError("project init needs a folder: contextos-lab project init DIR")
+    root = init_project(Path(args.dir))
+    print(f"wrote a project skeleton to {root} (guide: docs/own_domain.md)")
+    print(f"next: {complete_command(f'contextos-lab project --check --project {root}')}")
+    return 0
+
+
 def _project(args: argparse.Namespace) -> int:
+    if args.action == "init":
+        return _init(args)
     project = active_project()  # `main` has loaded and activated it (or exited 2)
     files = {
         "reason-classes.json": project.registry_path,
@@ -75,6 +92,11 @@ def _check(project: DomainConfig) -> int:
         print(f"error: project {project.name}: {problems[0]}{more}", file=sys.stderr)
         return 2
     print(f"project {project.name} ({project.root}): every declared file is present and reads")
+    from contextos_lab.next_steps import complete
+
+    decisions = project.data_dir / "decisions.jsonl"
+    if decisions.is_file():
+        print(f"next: {complete(f'contextos-lab ingest decisions {decisions}')}")
     return 0
 
 
@@ -86,8 +108,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         example=[
             "contextos-lab project --project examples/coding_agent",
             "CONTEXTOS_PROJECT=examples/coding_agent contextos-lab project --json",
+            "contextos-lab project init my-domain   (a skeleton that passes --check)",
         ],
     )
+    p.add_argument("action", nargs="?", choices=["init"], help="init DIR: write a skeleton")
+    p.add_argument("dir", nargs="?", help="init: the folder to write")
     p.add_argument("--json", action="store_true", help="the loaded configuration as JSON")
     p.add_argument(
         "--check",

@@ -70,8 +70,13 @@ def signature_valid(entry: Envelope, key: bytes) -> bool:
 
 
 def load_authorised_overriders(path: Path | None = None) -> frozenset[str] | None:
-    """The operator ids allowed to sign overrides, from a JSON list; None when not configured."""
+    """The operator ids allowed to sign overrides (and to review and approve), from a JSON list:
+    `path`, else `CONTEXTOS_OVERRIDERS_FILE`, else `.contextos/authorised_overriders.json`, else
+    the active project's `data/authorised_overriders.json`; None when none is configured."""
+    explicit = path is not None or "CONTEXTOS_OVERRIDERS_FILE" in os.environ
     path = path or Path(os.environ.get("CONTEXTOS_OVERRIDERS_FILE", DEFAULT_OVERRIDERS_FILE))
+    if not path.is_file() and not explicit:
+        path = _project_list() or path  # the project's own list, `data/authorised_overriders.json`
     if not path.is_file():
         return None
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -80,6 +85,18 @@ def load_authorised_overriders(path: Path | None = None) -> frozenset[str] | Non
     if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
         raise ValueError(f"{path}: expected a JSON list of operator ids")
     return frozenset(data)
+
+
+def _project_list() -> Path | None:
+    """The active project's `data/authorised_overriders.json`, when it has one."""
+    from contextos_lab.domain.active import active_project
+    from contextos_lab.domain.config import ProjectError
+
+    try:
+        found = active_project().data_dir / "authorised_overriders.json"
+    except ProjectError:
+        return None
+    return found if found.is_file() else None
 
 
 def overriders(ids: Iterable[str]) -> frozenset[str]:
