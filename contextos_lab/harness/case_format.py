@@ -161,6 +161,8 @@ class Converted:
     heldout: Path
     n_search: int
     n_heldout: int
+    #: (dropped id, the kept id it duplicates): content duplicates are kept once, on one side
+    duplicates: tuple[tuple[str, str], ...] = ()
 
 
 def convert(
@@ -173,6 +175,7 @@ def convert(
     ids = [r["case_id"] for r in rows]
     if len(set(ids)) != len(ids):
         raise CaseFormatError(Path(path), None, "id", "two cases have the same inputs and no id")
+    rows, duplicates = _dedupe(rows)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     search, heldout = [], []
@@ -189,4 +192,22 @@ def convert(
             encoding="utf-8",
         )
         tmp.replace(p)
-    return Converted(paths[0], paths[1], len(search), len(heldout))
+    return Converted(paths[0], paths[1], len(search), len(heldout), tuple(duplicates))
+
+
+def _dedupe(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """Each content duplicate once: the gate refuses a held-out set sharing content with the
+    search set (ids ignored, text normalised: `gate.refresh.normalised_hash`, the gate's own
+    rule), so a duplicate split across the two would stop it later."""
+    from contextos_lab.gate.refresh import normalised_hash
+
+    seen: dict[str, str] = {}
+    kept, dropped = [], []
+    for r in rows:
+        key = normalised_hash(r)
+        if key in seen:
+            dropped.append((str(r["case_id"]), seen[key]))
+            continue
+        seen[key] = str(r["case_id"])
+        kept.append(r)
+    return kept, dropped

@@ -38,6 +38,13 @@ def run_import(args: argparse.Namespace) -> int:
         f"{done.n_search} search cases -> {done.search}; "
         f"{done.n_heldout} held-out cases -> {done.heldout}"
     )
+    if done.duplicates:
+        shown = ", ".join(f"{d} (= {k})" for d, k in done.duplicates[:10])
+        more = f" and {len(done.duplicates) - 10} more" if len(done.duplicates) > 10 else ""
+        print(
+            f"dropped {len(done.duplicates)} content duplicate(s), kept once so search and "
+            f"held-out never share a case: {shown}{more}"
+        )
     print(
         "use them in a spec: search_set / heldout_test_set, "
         "evaluate: contextos_lab.evaluators.assertions:evaluate"

@@ -80,6 +80,10 @@ def _run(args: argparse.Namespace) -> int:
         f"feedback (split {report.split.heldout_fraction:g} by trace id); they are not shown "
         "here so the gate can confirm these patterns on data that did not suggest them"
     )
+    from contextos_lab.insights.under_minimum import under_minimum
+
+    for row in under_minimum(loaded.feedback, report.split, args.min_cluster_size):
+        print(f"no cluster: {row.describe(args.min_cluster_size)}")
     if held.get("feedback_folded_into_failed_runs"):
         print(
             f"{held['feedback_folded_into_failed_runs']} corrections of failed runs were "

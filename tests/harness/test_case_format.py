@@ -146,3 +146,28 @@ def test_cases_without_assert_use_the_common_expectation_fields() -> None:
     frame = evaluate(cases, results)
     assert frame["utility"].tolist() == [1.0, 0.0]
     assert frame["safety"].tolist() == [0.0, 1.0]
+
+
+def test_import_never_splits_a_content_duplicate(tmp_path) -> None:
+    """Copies under new ids (one with a trailing space) are kept once, so the gate's overlap
+    check finds nothing between the two sets."""
+    import json
+
+    from contextos_lab.autotune.cases import load_case_set, overlap
+    from contextos_lab.harness.case_format import convert
+
+    rows = []
+    for n in range(30):
+        check = [{"type": "equals", "target": "decision", "value": str(n + 1)}]
+        case = {"vars": {"question": f"What is {n} + 1?"}, "assert": check}
+        rows.append({"id": f"q{n}", **case})
+        rows.append({"id": f"copy{n}", **case})
+    rows.append(
+        {"id": "spaced", "vars": {"question": "What is 0 + 1? "}, "assert": rows[0]["assert"]}
+    )
+    src = tmp_path / "cases.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    done = convert(src, tmp_path / "sets", heldout_share=0.5, seed=0)
+    assert len(done.duplicates) == 31 and done.n_search + done.n_heldout == 30
+    search, heldout = load_case_set(done.search), load_case_set(done.heldout)
+    assert overlap(search, heldout) == []
