@@ -23,6 +23,24 @@ def used_budget(store: Any, operator: str, day: Any) -> int:
     return sum(1 for n in store.list(Note) if n.operator == operator and n.created_at.date() == day)
 
 
+def open_clusters(store: Any) -> list[InsightCluster]:
+    """Clusters still recurring: not closed `fixed`, or corrected again after that closure
+    (a fixed cluster is not a recurring correction until it recurs)."""
+    from contextos_lab.schemas.monitoring import ClosureStatus, SourceClosure
+
+    fixed: dict[str, datetime] = {}
+    for c in sorted(store.list(SourceClosure), key=lambda c: c.closed_at):
+        if c.status == ClosureStatus.fixed:
+            fixed[c.source_id] = c.closed_at
+        else:
+            fixed.pop(c.source_id, None)
+    return [
+        c
+        for c in store.list(InsightCluster)
+        if c.insight_id not in fixed or c.latest > fixed[c.insight_id]
+    ]
+
+
 def emit_notes(
     store: Any, operator: str, *, budget: int = 5, now: datetime | None = None
 ) -> tuple[list[Note], int]:
@@ -30,9 +48,7 @@ def emit_notes(
     Returns (new notes stored, signals left for another day because the budget is spent)."""
     now = now or datetime.now(UTC)
     cos = ChiefOfStaff(now=now, budget=budget, default_operator=operator)
-    signals = cos.signals(
-        insights=list(store.list(Insight)), clusters=list(store.list(InsightCluster))
-    )
+    signals = cos.signals(insights=list(store.list(Insight)), clusters=open_clusters(store))
     signals = [s for s in signals if s.operator == operator]
     known = {n.note_id for n in store.list(Note)}
     left = budget - used_budget(store, operator, now.date())

@@ -72,6 +72,18 @@ class CallBudget:
         self.used += n
 
 
+def evidence_subject(insight: Insight, key: dict) -> str:
+    """What evidence the question asks a source for: the missing evidence kind(s), never the
+    decision key (that is where the evidence is needed, named after `for`)."""
+    if key.get("ref"):
+        return str(key["ref"]).split(":", 1)[0]
+    kinds = insight.support.get("evidence_missing") or ()
+    if kinds:
+        return " and ".join(str(k) for k in kinds)
+    reason = key.get("override_reason_class")
+    return f"the evidence {reason} corrections lacked" if reason else "the missing evidence"
+
+
 def research_candidates(
     insights: Sequence[Insight], *, max_external_calls: int = 0
 ) -> list[ResearchCandidate]:
@@ -82,7 +94,7 @@ def research_candidates(
         if not routing.knowledge_gap:
             continue
         key = insight.support.get("key") or {}
-        subject = key.get("ref") or key.get("decision_key") or insight.intent
+        subject = evidence_subject(insight, key)
         task = ResearchTask(
             research_task_id=new_id("rq", at=insight.last_seen, seed=insight.insight_id),
             trigger_insight_id=insight.insight_id,

@@ -114,6 +114,19 @@ def cluster_frame(
     return out[columns]
 
 
+def _missing_kinds(members: pd.DataFrame) -> list[str]:
+    """Evidence kinds (`kind:id` -> kind) the cluster's corrections say were missing."""
+    if "evidence_refs_missing" not in members:
+        return []
+    kinds = {
+        str(ref).split(":", 1)[0]
+        for refs in members["evidence_refs_missing"]
+        if refs is not None
+        for ref in refs
+    }
+    return sorted(k for k in kinds if k)
+
+
 def _mode_refs(
     df: pd.DataFrame, rows: np.ndarray, local: np.ndarray, sizes: np.ndarray
 ) -> list[list[str]]:
@@ -324,6 +337,7 @@ def insights_from_clusters(
                     "cluster_id": c.insight_id,
                     "spec": {"rule": "feedback_cluster", "kind": "failure_cluster", "key": key},
                     "key": key,
+                    "evidence_missing": _missing_kinds(members),
                 },
             )
         )

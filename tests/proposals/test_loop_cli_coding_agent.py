@@ -209,6 +209,8 @@ def test_whole_loop_on_the_coding_agent_through_the_cli(cli, tmp_path: Path) -> 
     assert f"live: {released_layer['pinned_baseline']}" in out and "retired" in out
 
     out, _ = cli("notes", "emit", "--operator", "eng_lead_ada", "--budget", "2")
+    assert "recurring_correction" in out  # the other clusters still recur ...
+    assert "merged_without_tests corrections" not in out  # ... the one closed fixed does not
     note_id = re.search(r"(cs_\w+)", out).group(1)
     cli("notes", "act", note_id)
     _, err = cli("notes", "dismiss", note_id, code=2)  # a note moves once
