@@ -95,3 +95,23 @@ def test_a_store_whose_project_folder_moved_needs_project(run, tmp_path: Path) -
     _, err = run("metrics", "--store", store, code=2)
     assert "gone" in err and "--project" in err
     run("metrics", "--store", store, "--project", str(moved))  # the same project, moved
+
+
+def test_sweep_and_gate_hand_the_project_to_their_notebooks(run, tmp_path, monkeypatch) -> None:
+    """Notebook kernels inherit the environment: the command's project is exported as
+    $CONTEXTOS_PROJECT while it runs (the seam below `main`: our own job function, replaced
+    to record what a kernel would see), and restored after."""
+    import os
+
+    import contextos_lab.sweep_command as sweep
+
+    seen: dict[str, str | None] = {}
+
+    def record(*_a, **_k):
+        seen["project"] = os.environ.get("CONTEXTOS_PROJECT")
+        raise sweep.JobError("stopped after recording", 2)
+
+    monkeypatch.setattr(sweep, "run_sweep", record)
+    run("sweep", "spec.yaml", "--out", str(tmp_path / "o"), "--project", str(PROJECT), code=2)
+    assert seen["project"] == str(PROJECT.resolve())
+    assert "CONTEXTOS_PROJECT" not in os.environ
