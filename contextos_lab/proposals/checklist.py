@@ -82,7 +82,10 @@ def _insight(c: Context) -> list[str]:
     i = c.insight
     if i is None:
         return ["no InsightCluster in the store"]
-    out = [] if i.representative_evidence_refs else ["no representative evidence"]
+    # evidence: the refs most corrections name, else the corrected traces themselves (a
+    # correction that names no evidence ref still points at the run it corrects)
+    traced = any(f.trace_id for f in c.feedback)
+    out = [] if i.representative_evidence_refs or traced else ["no representative evidence"]
     return out + ([] if i.decision_key else ["no decision key"])
 
 

@@ -122,7 +122,14 @@ def _replay_layer_rule(args: argparse.Namespace, store: Any, rule: StrategyRule)
     layers = LayerRegistry.beside(BundleRegistry(args.bundles).root)
     goldens = load_goldens(args.goldens) if args.goldens else None
     try:
-        verdict = run_layer_replay(rule, layers, goldens, store=store, supersedes=args.supersedes)
+        verdict = run_layer_replay(
+            rule,
+            layers,
+            goldens,
+            store=store,
+            supersedes=args.supersedes,
+            reason_class=_reason_class(store, str(rule.trigger.get("from_insight", ""))),
+        )
     except (LayerReplayError, BaselineDrift) as exc:
         return _err(str(exc))
     _dump(verdict)
@@ -142,6 +149,12 @@ def _replay_layer_rule(args: argparse.Namespace, store: Any, rule: StrategyRule)
     return 0 if verdict.status == "replay_clean" else 1
 
 
+def _reason_class(store: Any, insight_id: str) -> str | None:
+    """The class a proposal fixes: goldens expecting another class's fix must not change."""
+    insight = store.get(InsightCluster, insight_id) if insight_id else None
+    return insight.override_reason_class if insight is not None else None
+
+
 def _replay(args: argparse.Namespace) -> int:
     store = open_store(args.store)
     if store is None:
@@ -154,7 +167,13 @@ def _replay(args: argparse.Namespace) -> int:
         proposal = send_to_replay(proposal, actor=args.actor, store=store)
     goldens = load_goldens(args.goldens) if args.goldens else None
     try:
-        verdict = run_replay_gate(proposal, goldens, BundleRegistry(args.bundles), store=store)
+        verdict = run_replay_gate(
+            proposal,
+            goldens,
+            BundleRegistry(args.bundles),
+            store=store,
+            reason_class=_reason_class(store, proposal.insight_id),
+        )
     except BaselineDrift as exc:
         return _err(str(exc))
     if proposal.status == LifecycleStatus.in_replay:

@@ -82,7 +82,10 @@ class Target:
         if self.layer is None:
             d = evaluate(self.bundles.active(self.goldens_id), record)
             return ExpectedOutcome(
-                decision=d.decision, status=d.status, evidence_missing=d.evidence_missing
+                decision=d.decision,
+                status=d.status,
+                evidence_missing=d.evidence_missing,
+                redacted=d.redacted,
             )
         from contextos_lab.proposals.layer_replay import entries, project_replayer
 

@@ -32,13 +32,18 @@ class ExpectedOutcome(BaseModel):
     decision: Decision
     status: str | None = None
     evidence_missing: tuple[str, ...] = ()
+    #: output fields expected redacted (a redaction rule's goldens); hashed only when set
+    redacted: tuple[str, ...] = ()
 
     def outputs(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "decision": self.decision,
             "status": self.status or STATUS_OF[self.decision],
             "evidence_missing": sorted(self.evidence_missing),
         }
+        if self.redacted:
+            out["redacted"] = sorted(self.redacted)
+        return out
 
 
 def outputs_hash(outputs: dict[str, object]) -> str:
@@ -52,6 +57,15 @@ class GoldenCase(BaseModel):
     record: DecisionRecord
     expected_post_patch_outcome: ExpectedOutcome | OutputsHash | None = Field(default=None)
     note: str | None = None
+    #: the reason class whose fix the expectation is for; a proposal from another class must
+    #: leave this golden unchanged. None: the expectation holds for any patch of the set.
+    reason_class: str | None = None
+
+    def for_class(self, reason_class: str | None) -> GoldenCase:
+        """This golden as a proposal of `reason_class` is replayed on it."""
+        if self.reason_class is None or reason_class is None or reason_class == self.reason_class:
+            return self
+        return self.model_copy(update={"expected_post_patch_outcome": None})
 
     @property
     def trace_id(self) -> str:

@@ -134,6 +134,7 @@ def run_layer_replay(
     store: Any = None,
     at: datetime | None = None,
     supersedes: str | None = None,
+    reason_class: str | None = None,
 ) -> ReplayVerdict:
     """Seed 000's ReplayVerdict for a proposed layer rule; with `store`, appended there.
     `supersedes`: the active rule this one is to replace (left out of both sides)."""
@@ -142,6 +143,7 @@ def run_layer_replay(
     layer = rule.adjustment.layer.value
     replayer = project_replayer(project)
     goldens = list(goldens) if goldens is not None else layer_goldens(layer, project)
+    goldens = [g.for_class(reason_class) for g in goldens]
     baseline = layers.active(layer)
     base_adj = entries(baseline, without=supersedes)
     cand_adj = entries(baseline, rule, without=supersedes)

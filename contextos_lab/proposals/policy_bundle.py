@@ -147,13 +147,20 @@ class PolicyDecision(BaseModel):
     evidence_missing: tuple[str, ...]
     evidence_checked: tuple[str, ...]
     fired_rules: tuple[str, ...]
+    #: output fields a redaction rule removed (of the record's `inputs.output_fields`)
+    redacted: tuple[str, ...] = ()
 
     def outputs(self) -> dict[str, Any]:
-        return {
+        """The hashed outcome; `redacted` only when a rule redacted something, so outcomes
+        of bundles without redaction rules keep their hashes."""
+        out: dict[str, Any] = {
             "decision": self.decision,
             "status": self.status,
             "evidence_missing": list(self.evidence_missing),
         }
+        if self.redacted:
+            out["redacted"] = sorted(self.redacted)
+        return out
 
 
 def evidence_kinds(record: DecisionRecord) -> frozenset[str]:
@@ -166,6 +173,7 @@ def evaluate(bundle: PolicyBundle, record: DecisionRecord) -> PolicyDecision:
     rules = sorted((r for r in bundle.rules if r.matches(record)), key=lambda r: r.rule_id)
     present = evidence_kinds(record)
     checked = tuple(sorted({e for r in rules for e in r.then.requires}))
+    redacted = redacted_fields(rules, record)
 
     def out(decision: Decision, fired: list[str], missing: tuple[str, ...] = ()) -> PolicyDecision:
         return PolicyDecision(
@@ -174,6 +182,7 @@ def evaluate(bundle: PolicyBundle, record: DecisionRecord) -> PolicyDecision:
             evidence_missing=missing,
             evidence_checked=checked,
             fired_rules=tuple(fired),
+            redacted=redacted,
         )
 
     if not rules:
@@ -197,6 +206,16 @@ def evaluate(bundle: PolicyBundle, record: DecisionRecord) -> PolicyDecision:
             gate = min(over, key=lambda r: (r.then.approval_above, r.rule_id))
             return out("escalate", [gate.rule_id])
     return out("approve", [r.rule_id for r in rules])
+
+
+def redacted_fields(rules: Any, record: DecisionRecord) -> tuple[str, ...]:
+    """Fields of the record's output (`inputs.output_fields`) that an applicable rule redacts:
+    what a redaction rule changes, and so what its replay compares."""
+    shown = record.inputs.get("output_fields")
+    if not isinstance(shown, (list, tuple)):
+        return ()
+    redact = {f for r in rules for f in r.then.redact}
+    return tuple(sorted(str(f) for f in shown if f in redact))
 
 
 def input_number(record: DecisionRecord, field: str) -> float | None:

@@ -282,6 +282,7 @@ def run_replay_gate(
     store: object | None = None,
     at: datetime | None = None,
     safety: SafetyRules | None = None,
+    reason_class: str | None = None,
 ) -> ReplayVerdict:
     """Seed 000's ReplayVerdict; with `store`, appended there (upstream: the proposal).
     Safety is scored under `safety`, default the active project's `replay_safety` rules.
@@ -291,6 +292,7 @@ def run_replay_gate(
     """
     baseline = resolve_baseline(proposal, bundles)
     goldens = list(goldens) if goldens is not None else bundled_goldens(proposal.patch.target_id)
+    goldens = [g.for_class(reason_class) for g in goldens]  # expectations of this class only
     check_reproduces(goldens, baseline)
     rows = replay_rows(goldens, baseline, apply_patch(baseline, proposal.patch), safety)
     details = tuple(
