@@ -211,6 +211,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         url = check_inputs(args.spec, args.storage, out, insights=args.insights)
         require_study(url, args.study or load_spec(args.spec).name)
+        from contextos_lab.gate.rerun import unchanged_since
+
+        earlier = unchanged_since(
+            args.spec, url, out, study_name=args.study, max_candidates=args.max_candidates
+        )
+        if earlier is not None:
+            print(
+                f"already gated: study {earlier.study} is unchanged since gate run "
+                f"{earlier.run_id} ({out / 'gate.json'}): same spec, front and held-out set; "
+                "the held-out set was not read again and nothing new was written"
+            )
+            return 0
         result, report = gate_and_emit(
             spec_path=Path(args.spec),
             out=out,
