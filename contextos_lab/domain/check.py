@@ -80,6 +80,19 @@ def check_project(project: DomainConfig) -> tuple[list[str], list[str]]:
             if not path.is_file():
                 problems.append(f"{project.compilers_path}: a {layer} row needs goldens at {path}")
     for reason, row in sorted(project.compilers.items()):
+        if row.shape == "adjust_intent_rubric":
+            keys = (
+                project.reason_classes[reason].decision_keys
+                if reason in project.reason_classes
+                else ()
+            )
+            for key in keys:
+                path = project.goldens_path(f"RUBRIC_{project.intent_of(key) or key}")
+                if not path.is_file():
+                    problems.append(
+                        f"{project.compilers_path}: compilers.{reason} (a rubric row) needs "
+                        f"goldens at {path}"
+                    )
         if row.shape == "python" and row.entry:
             where = f"{project.compilers_path}: compilers.{reason}.entry"
             _try(problems, where, lambda e=row.entry: resolve_entry(e, project.root))

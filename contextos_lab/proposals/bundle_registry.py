@@ -147,6 +147,11 @@ class BundleRegistry:
         acts = self.activations(bundle_id)
         if not acts:
             seed = self.seed_dir() / f"{bundle_id}.json"
+            from contextos_lab.proposals.rubric import empty_rubric, is_rubric
+
+            if not seed.exists() and is_rubric(bundle_id):  # an intent with no rubric yet
+                self.activate(empty_rubric(bundle_id), actor="bundled", reason="seed")
+                return self.active(bundle_id)
             if not seed.exists():
                 raise BundleNotFound(
                     f"no active version of {bundle_id} in {self.root}, and no first version "

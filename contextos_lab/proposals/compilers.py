@@ -128,11 +128,13 @@ def propose_from_insight(
             f"{insight.override_reason_class} compiles to a {spec.layer} StrategyRule, not a "
             "policy proposal (use compile_strategy_rule / compile_insight)"
         )
-    try:
-        bundle_id = project.bundle_for_key(insight.decision_key)
-    except ProjectError as exc:
-        raise CompileError(str(exc)) from None
-    live = _live(bundles, bundle_id)
+    bundle_id, live = "", None
+    if spec.shape != "adjust_intent_rubric":  # a rubric is the intent's, not a key's bundle
+        try:
+            bundle_id = project.bundle_for_key(insight.decision_key)
+        except ProjectError as exc:
+            raise CompileError(str(exc)) from None
+        live = _live(bundles, bundle_id)
     ctx = _context(insight, project)
     if spec.shape == "python":
         made = call_entry(spec, project, insight=insight, live=live, records=records, context=ctx)
@@ -144,17 +146,21 @@ def propose_from_insight(
             return made
         arm = made
     elif spec.shape == "adjust_intent_rubric":
+        from contextos_lab.proposals.rubric import criterion_rule, empty_rubric, rubric_id
+
         intent = project.intent_of(insight.decision_key) or insight.decision_key
-        arm = Arm(
-            ProposalClass.adjust_intent_rubric,
-            PatchOp.modify,
-            {"intent": intent, **(spec.rubric or {})},
+        rid = rubric_id(intent)
+        rubric = bundles.active(rid) if isinstance(bundles, BundleRegistry) else empty_rubric(rid)
+        why = (
             f"Cluster {insight.insight_id}: {insight.count} operator overrides for "
             f"{insight.decision_key} ({insight.override_reason_class}). Adjusting the {intent} "
-            "intent rubric.",
+            "intent rubric."
         )
+        body = criterion_rule(spec.rubric or {}, insight.decision_key, why)
+        op = PatchOp.modify if rubric.rule(body["rule_id"]) else PatchOp.add
+        arm = Arm(ProposalClass.adjust_intent_rubric, op, body, why)
         return _proposal(
-            insight, arm, PatchTarget.intent_rubric, intent, None, records, runs_per_day
+            insight, arm, PatchTarget.intent_rubric, rid, rubric, records, runs_per_day
         )
     else:
         arm = POLICY_SHAPES[spec.shape](spec, ctx, live, records)

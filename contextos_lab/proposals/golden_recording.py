@@ -31,6 +31,8 @@ from contextos_lab.proposals.bundle_registry import BundleRegistry
 from contextos_lab.proposals.goldens import ExpectedOutcome, GoldenCase, outputs_hash
 from contextos_lab.proposals.layer_release import LayerRegistry
 from contextos_lab.proposals.policy_bundle import evaluate
+from contextos_lab.proposals.rubric import PREFIX as RUBRIC_PREFIX
+from contextos_lab.proposals.rubric import evaluate_rubric, is_rubric
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.decision import DecisionRecord, TerminalStatus
 from contextos_lab.schemas.ids import new_id
@@ -63,6 +65,9 @@ class Target:
         """Decision keys whose replay cases feed this set (a layer: every declared key)."""
         if self.layer is not None:
             return set(self.project.decision_keys)
+        if is_rubric(self.goldens_id):  # an intent's rubric: the keys of that intent
+            intent = self.goldens_id.removeprefix(RUBRIC_PREFIX)
+            return {k for k, v in self.project.decision_keys.items() if (v.intent or k) == intent}
         keys = {k for k, v in self.project.decision_keys.items() if v.bundle == self.goldens_id}
         if not keys:
             raise UserError(
@@ -80,7 +85,8 @@ class Target:
     def decide(self, record: DecisionRecord) -> ExpectedOutcome:
         """The live version's outcome on a record."""
         if self.layer is None:
-            d = evaluate(self.bundles.active(self.goldens_id), record)
+            bundle = self.bundles.active(self.goldens_id)
+            d = (evaluate_rubric if is_rubric(self.goldens_id) else evaluate)(bundle, record)
             return ExpectedOutcome(
                 decision=d.decision,
                 status=d.status,
@@ -178,7 +184,7 @@ def record_goldens(target: Target, packets: Sequence[ReplayPacket]) -> list[Gold
         if packet.case.get("decision_key") not in keys:
             continue
         record = packet_record(packet, target.project)
-        if target.layer is not None:  # what the layer acts on: the recorded or policy decision
+        if target.layer is not None or is_rubric(target.goldens_id):  # acts on a decision made
             record = _recorded_decision(record, packet, target)
         live = target.decide(record)
         want = _expected(packet)

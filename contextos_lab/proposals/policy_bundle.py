@@ -232,7 +232,8 @@ def _number(value: Any) -> float | None:
 
 def apply_patch(bundle: PolicyBundle, patch: Patch) -> PolicyBundle:
     """The next version with the patch applied; the given bundle is left as it was."""
-    if patch.target != PatchTarget.policy_bundle:
+    rubric = patch.target == PatchTarget.intent_rubric and bundle.bundle_id.startswith("RUBRIC_")
+    if patch.target != PatchTarget.policy_bundle and not rubric:
         raise PatchError(f"patch targets {patch.target.value}, not a policy bundle")
     if patch.target_id != bundle.bundle_id:
         raise PatchError(f"patch targets {patch.target_id}, bundle is {bundle.bundle_id}")

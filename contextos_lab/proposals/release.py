@@ -129,7 +129,7 @@ def release_refusals(
     out.extend(review_reasons)
     if proposal.status not in (S.ready_for_review, S.reviewed, S.approved):
         out.append(f"proposal is {proposal.status.value}, not through replay and review")
-    if proposal.patch.target != PatchTarget.policy_bundle:
+    if proposal.patch.target not in (PatchTarget.policy_bundle, PatchTarget.intent_rubric):
         out.append(f"release of {proposal.patch.target.value} patches is not supported here")
     elif live is not None:
         if proposal.rollback_target and live.ref != proposal.rollback_target:

@@ -125,7 +125,9 @@ def replay_decision_record(
 ) -> ReplayResult:
     """Re-decide a record on a bundle: the decision, its outputs_hash and its five scores
     (safety under `safety`, default the active project's `replay_safety` rules)."""
-    decision = evaluate(bundle, record)
+    from contextos_lab.proposals.rubric import evaluate_rubric, is_rubric
+
+    decision = (evaluate_rubric if is_rubric(bundle.bundle_id) else evaluate)(bundle, record)
     digest = outputs_hash(decision.outputs())
     return ReplayResult(
         decision=decision,

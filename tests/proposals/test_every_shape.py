@@ -1,6 +1,7 @@
 """Every compiler shape, end to end from the CLI on a user's project (a copy of the coding
-agent with corrections for each class): propose, replay clean, three signed reviews, release,
-monitor, roll back. Goldens scope each expectation to the class whose fix it is."""
+agent with corrections for each class): propose, replay clean (the rubric on its
+RUBRIC_<intent> goldens), three signed reviews, release, monitor, roll back. Goldens scope
+each expectation to the class whose fix it is."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ CLASSES = {
                        ["diff_review", "ci_test_run"], "approve"),
     "flaky_test_ignored": (MERGE, lambda n: {"lines_changed": 60, "ci_retries": 2},
                            ["diff_review", "ci_test_run"], "approve"),
+    "migration_without_rubric": (MERGE, lambda n: {"lines_changed": 90, "schema_migration": True},
+                                 CI, "approve"),
 }  # fmt: skip
 #: class -> goldens: (inputs, evidence kinds, recorded decision, expected outcome or None)
 GOLDENS = {
@@ -182,6 +185,7 @@ SHAPES = {
     "add_policy_rule": "copyleft_dependency",
     "add_redaction_rule": "secret_in_diff",
     "python": "flaky_test_ignored",
+    "adjust_intent_rubric": "migration_without_rubric",
     "layer (budget_allocation)": "runaway_loop",
     "layer (tool_selection)": "destructive_command",
     "layer (retrieval)": "stale_docs_retrieved",
