@@ -94,3 +94,16 @@ def test_the_chain_runs_as_printed_on_the_coding_agent(clean_env: Path, capsys) 
     done = _commands(ran)
     assert sum(d.startswith("review ") for d in done) == 3
     assert any(d.startswith("release") for d in done) and any(d.startswith("monitor") for d in done)
+
+
+def test_the_chain_runs_as_printed_on_the_bundled_refund_desk(clean_env: Path, capsys) -> None:
+    from contextos_lab.domain.loader import BUNDLED_PROJECT
+    from contextos_lab.harness.reference.loop_example import APPROVER, REVIEWERS
+
+    reviewers = [REVIEWERS[r] for r in ("compliance", "reliability", "security")]
+    ran = follow(["project", "--check", "--project", str(BUNDLED_PROJECT)], capsys, reviewers,
+                 APPROVER, 30)  # fmt: skip
+    done = _commands(ran)
+    assert any(d.startswith("propose --reason-class") for d in done), done
+    assert sum(d.startswith("review ") for d in done) == 3
+    assert any(d.startswith("release") for d in done) and any(d.startswith("monitor") for d in done)
