@@ -95,6 +95,8 @@ def _ingest(args: argparse.Namespace) -> int:
     except (ConnectionError, SigningKeyMissing) as exc:
         return _error(args.store, exc)
     _print(report)
+    project = active_project()  # the store's project: later commands on it read this one
+    print(f"store {args.store} belongs to project {project.name} ({project.root})")
     if args.kind in NEXT_AFTER:  # every kind has one; a kind added without one prints none
         next_step(_next_after(args, store))
     return 0  # even when every row was quarantined: the report says so (tests/loaders)

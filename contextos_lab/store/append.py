@@ -104,7 +104,8 @@ def append_once(
             seal_head(conn, store.signing_key, seq, prev)
             from contextos_lab.domain.active import active_project
 
-            record_project(conn, active_project())  # the store's project, at its first write
+            # the store's project, at its first write (MACed: `store verify` checks it)
+            record_project(conn, active_project(), store.signing_key)
         if before_commit is not None:
             before_commit(refused)
     return outcomes

@@ -14,11 +14,12 @@ project and gets a new record; one that lost classes the store may hold is refus
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Column, Connection, Integer, String, Table, Text, inspect, select
 from sqlalchemy.exc import SQLAlchemyError
@@ -37,6 +38,8 @@ project_binding = Table(
     Column("registry_sha256", String(64), nullable=False),
     Column("reason_classes", Text, nullable=False),
     Column("recorded_at", String(40), nullable=False),
+    #: HMAC-SHA256 under the store key of the row's other columns: `store verify` checks it
+    Column("mac", String(64), nullable=False),
 )
 
 
@@ -69,13 +72,17 @@ def binding_of(project: DomainConfig) -> Binding:
     )
 
 
-def _latest(conn: Connection) -> Binding | None:
+def _latest(conn: Connection, key: bytes | None = None) -> Binding | None:
+    """The latest binding; with `key`, None when its MAC does not hold (an altered binding
+    names no project: `store verify` reports it)."""
     if "project_binding" not in set(inspect(conn).get_table_names()):
         return None
     row = conn.execute(
         select(project_binding).order_by(project_binding.c.seq.desc()).limit(1)
     ).first()
     if row is None:
+        return None
+    if key is not None and not hmac.compare_digest(str(row.mac), binding_mac(key, row)):
         return None
     return Binding(
         row.name, Path(row.root), row.registry_sha256, frozenset(json.loads(row.reason_classes))
@@ -87,10 +94,13 @@ def recorded_project(url: str | None) -> Binding | None:
     (the command that opens it then says why)."""
     if not url:
         return None
+    from contextos_lab.store.signing import load_signing_key
+
     try:
+        key = load_signing_key(required=False)
         engine = make_engine(url, create=False)
         with engine.connect() as conn:
-            return _latest(conn)
+            return _latest(conn, key)
     except (FileNotFoundError, ConnectionError, SQLAlchemyError, ValueError, OSError):
         return None
 
@@ -105,7 +115,27 @@ def binding_conflict(recorded: Binding, project: DomainConfig) -> str | None:
     return None
 
 
-def record_project(conn: Connection, project: DomainConfig) -> None:
+def binding_mac(key: bytes, row: Any) -> str:
+    """The MAC of one binding row (its columns but the MAC, canonical JSON)."""
+    body = {c: getattr(row, c) if not isinstance(row, dict) else row[c] for c in _MACED}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+
+
+_MACED = ("seq", "name", "root", "registry_sha256", "reason_classes", "recorded_at")
+
+
+def check_bindings(conn: Connection, key: bytes) -> str | None:
+    """Why the binding table does not verify (None: every row's MAC holds)."""
+    if "project_binding" not in set(inspect(conn).get_table_names()):
+        return None
+    for row in conn.execute(select(project_binding).order_by(project_binding.c.seq)):
+        if not isinstance(row.mac, str) or not hmac.compare_digest(row.mac, binding_mac(key, row)):
+            return f"project binding row {row.seq} does not verify (altered)"
+    return None
+
+
+def record_project(conn: Connection, project: DomainConfig, key: bytes) -> None:
     """Inside a write transaction: record `project` unless the store already names it with
     this registry (a store's first write, or a registry that grew)."""
     project_binding.create(conn, checkfirst=True)
@@ -116,13 +146,12 @@ def record_project(conn: Connection, project: DomainConfig) -> None:
     if last is not None and binding_conflict(last, project) is not None:
         return  # the command refused this pairing before writing; never re-bind a store
     seq = conn.execute(select(project_binding.c.seq).order_by(project_binding.c.seq.desc())).first()
-    conn.execute(
-        project_binding.insert().values(
-            seq=(seq.seq if seq else 0) + 1,
-            name=now.name,
-            root=str(now.root),
-            registry_sha256=now.registry_sha256,
-            reason_classes=json.dumps(sorted(now.reason_classes)),
-            recorded_at=datetime.now(UTC).isoformat(),
-        )
-    )
+    values = {
+        "seq": (seq.seq if seq else 0) + 1,
+        "name": now.name,
+        "root": str(now.root),
+        "registry_sha256": now.registry_sha256,
+        "reason_classes": json.dumps(sorted(now.reason_classes)),
+        "recorded_at": datetime.now(UTC).isoformat(),
+    }
+    conn.execute(project_binding.insert().values(**values, mac=binding_mac(key, values)))

@@ -70,6 +70,11 @@ def verify_store(store: ExperienceStore) -> VerifyReport:
                 last = (raw.seq, raw.row_sha256)
                 checked += 1
             heads = conn.execute(select(chain_head)).all()
+            from contextos_lab.store.project_binding import check_bindings
+
+            altered = check_bindings(conn, key)
+            if altered is not None:
+                return _bad("malformed_row", altered, checked)
     except SQLAlchemyError as exc:
         reason = f"the database cannot be read: {str(exc).splitlines()[0][:200]}"
         return _bad("unreadable_database", reason, checked, seq if checked else None, aid)

@@ -115,3 +115,17 @@ def test_sweep_and_gate_hand_the_project_to_their_notebooks(run, tmp_path, monke
     run("sweep", "spec.yaml", "--out", str(tmp_path / "o"), "--project", str(PROJECT), code=2)
     assert seen["project"] == str(PROJECT.resolve())
     assert "CONTEXTOS_PROJECT" not in os.environ
+
+
+def test_an_altered_binding_is_a_verify_verdict_not_a_project(run, tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "s.db"
+    store = f"sqlite:///{db}"
+    run("ingest", "decisions", str(PROJECT / "data" / "decisions.jsonl"), "--store", store,
+        "--project", str(PROJECT))  # fmt: skip
+    with sqlite3.connect(db) as conn:  # someone with the database but not the key
+        conn.execute("UPDATE project_binding SET name = 'refund_desk'")
+    assert recorded_project(store) is None  # its MAC fails: it names no project
+    out, err = run("store", "verify", "--store", store, code=1)
+    assert "malformed_row" in out + err and "project binding" in out + err
