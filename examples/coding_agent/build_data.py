@@ -27,6 +27,7 @@ from contextos_lab.schemas.strategy import Patch
 HERE = Path(__file__).resolve().parent
 T0 = datetime(2026, 10, 1, 8, 0, tzinfo=UTC)
 OVERRIDERS = ["eng_lead_ada", "sre_oncall_lin", "security_owner_kim"]
+APPROVER = "cc_board"
 MERGE, DEP, CMD = "code.change.merge", "code.dependency.add", "code.command.run"
 #: feedback entries per reason class (70 in all) and the decision key each is made on
 FEEDBACK = {
@@ -252,7 +253,9 @@ def main() -> None:
     _jsonl(HERE / "data" / "decisions.jsonl", [r.model_dump(mode="json") for r in records])
     _jsonl(HERE / "data" / "feedback.jsonl", fb)
     _jsonl(HERE / "data" / "scorecards.jsonl", scorecards(records, rng))
-    (HERE / "data" / "authorised_overriders.json").write_text(json.dumps(OVERRIDERS) + "\n")
+    # the approver is on the authorised list too (four eyes: reviewers and approver)
+    authorised = [*OVERRIDERS, APPROVER]
+    (HERE / "data" / "authorised_overriders.json").write_text(json.dumps(authorised) + "\n")
     for bundle_id, cases in goldens(records).items():
         dump_goldens(cases, HERE / "harness" / "goldens" / f"{bundle_id}.jsonl")
     replay_cases(records, fb)
