@@ -68,6 +68,7 @@ def merge_overlapping(candidates: Sequence[Candidate], at: float = MERGE_AT) -> 
                 "pattern": c.insight.pattern,
                 "occurrences": c.insight.occurrences,
                 "overlap": round(containment(candidates[into].members, c.members), 4),
+                "p_value": s.get("p_value"),
                 "q_value": s.get("q_value"),
                 "standing": s.get("standing"),
                 "spec": s.get("spec"),
