@@ -83,10 +83,7 @@ def as_source_list(sources: str | Path | Sequence[str | Path]) -> list[str]:
     source, never a sequence of one-character paths (`/` would walk the whole filesystem)."""
     if isinstance(sources, (str, Path)):
         return [str(sources)]
-    items = [str(s) for s in sources]
-    if not items:
-        raise ValueError("no sources given: name files/folders or synthetic[:N[:SEED]]")
-    return items
+    return [str(s) for s in sources]
 
 
 def load_sources(sources: str | Path | Sequence[str | Path]) -> Loaded:
