@@ -161,7 +161,7 @@ class ClusterReport:
                 "source": i.support.get("family"),
                 "rate": i.support.get("rate"),
                 "baseline_rate": i.support.get("baseline_rate"),
-                "baseline": i.support.get("baseline"),
+                "compared_with": i.support.get("baseline") or i.support.get("compared_with"),
                 "p_value": i.support.get("p_value"),
                 "q_value": i.support.get("q_value"),
                 "test": i.support.get("test_statement"),

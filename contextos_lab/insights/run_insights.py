@@ -162,10 +162,10 @@ def _insight(
     split: SplitSpec | None,
 ) -> Insight:
     confidence, support = support_for(got.counts, got.times, *window)
-    support["baseline"] = rule.baseline
+    support["compared_with"] = rule.baseline
     if not _has_baseline(part, key):
         share = share_of_failures(got.occurrences, int(part["failed"].sum()))
-        support = {**support, **share, "baseline_rate": None}
+        support = {**support, **share, "baseline_rate": None, "compared_with": share["baseline"]}
         confidence = 0.0
     intent = key.get("decision_key") or _modal_key(part, got.member_ids)
     return Insight(

@@ -326,7 +326,7 @@ def insights_from_clusters(
                     "rule": RULE,
                     "source": "feedback",
                     "cluster_id": c.insight_id,
-                    "baseline": "corrections on other decision keys",
+                    "compared_with": "corrections on other decision keys",
                     "family": family or DEFAULT_FAMILY,
                     "spec": {"rule": "feedback_cluster", "kind": "failure_cluster", "key": key},
                     "key": key,

@@ -84,7 +84,7 @@ def _statement(support: dict[str, Any], reason: str) -> str:
         share = support.get("share_of_failures")
         told = f"; explains {share:.3g} of the source's failures" if share is not None else ""
         return f"exploratory: {reason}{told}"
-    baseline = support.get("baseline") or "the rule's comparison runs"
+    baseline = support.get("compared_with") or "the rule's comparison runs"
     return (
         f"rate {support['rate']:.3g} ({support['hits_in']}/{support['n_in']}) vs "
         f"{support['baseline_rate']:.3g} ({support['hits_out']}/{support['n_out']}) in "
