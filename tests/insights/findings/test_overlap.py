@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from contextos_lab.insights.findings import Candidate, containment, control_fdr, merge_overlapping
 from contextos_lab.insights.findings.checks import overlapping_pairs
 from tests.insights.findings.test_fdr import insight
@@ -48,3 +51,31 @@ def test_merging_is_transitive_free_no_two_survivors_overlap() -> None:
         control_fdr([Candidate(insight(i, 0.01 * (i + 1)), m) for i, m in enumerate(chain)])
     )
     assert len(kept) == 1 and len(kept[0].insight.support["merged"]) == 2
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.frozensets(st.integers(0, 12), min_size=1, max_size=10),
+            st.one_of(st.none(), st.floats(0.0, 1.0)),
+            st.sampled_from(["a", "b"]),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_no_two_survivors_overlap_and_nothing_is_lost(rows) -> None:
+    cands = control_fdr(
+        [
+            Candidate(insight(i, p, family), frozenset(f"{family}{m}" for m in members))
+            for i, (members, p, family) in enumerate(rows)
+        ]
+    )
+    kept = merge_overlapping(cands)
+    pairs = overlapping_pairs([c.insight for c in kept], [c.members for c in kept])
+    assert pairs == []
+    accounted = [c.insight.insight_id for c in kept] + [
+        m["insight_id"] for c in kept for m in c.insight.support.get("merged", ())
+    ]
+    assert sorted(accounted) == sorted(c.insight.insight_id for c in cands)
