@@ -18,6 +18,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from contextos_lab.gate.paired_tests import holm_adjust
+from contextos_lab.insights.findings.families import family_column
 from contextos_lab.insights.research_queue import ResearchCandidate
 from contextos_lab.insights.run_insights import RULES, measure, runs_frame
 from contextos_lab.insights.split import HELDOUT, SplitSpec
@@ -71,6 +72,13 @@ def split_of(candidates: Sequence[ResearchCandidate]) -> SplitSpec:
     )
 
 
+def _own_source(heldout: pd.DataFrame, candidate: ResearchCandidate) -> pd.DataFrame:
+    """The held-out runs of the source the pattern was found in: it is recounted against the
+    same population it was discovered on, whatever other sources were loaded beside it."""
+    family = candidate.search_counts.get("family")
+    return heldout if family is None else heldout[family_column(heldout) == family]
+
+
 def confirm(
     candidates: Sequence[ResearchCandidate],
     heldout: pd.DataFrame,
@@ -92,7 +100,7 @@ def confirm(
             # e.g. a feedback cluster: no rule recounts it on runs, so it cannot be confirmed.
             tests.append({"p_value": 1.0, "untestable": c.pattern_spec.get("rule")})
             continue
-        tests.append(rate_test(measure(c.pattern_spec, heldout).counts))
+        tests.append(rate_test(measure(c.pattern_spec, _own_source(heldout, c)).counts))
     # only a *missing* p-value counts as 1.0: a p of exactly 0.0 (z-test underflow) is real
     adjusted = holm_adjust(
         [1.0 if t.get("p_value") is None else float(t["p_value"]) for t in tests]

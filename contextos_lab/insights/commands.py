@@ -89,8 +89,15 @@ def _run(args: argparse.Namespace) -> int:
             f"{held['feedback_folded_into_failed_runs']} corrections of failed runs were "
             "counted with their run (one observation per failed run)"
         )
+    standing = [i.support.get("standing") for i in report.insights]
+    print(
+        f"{standing.count('finding')} findings (Benjamini-Hochberg q <= 0.05 among each "
+        f"source's tests, against successful runs), {standing.count('exploratory')} "
+        "exploratory (no successful baseline, no test, or q above the threshold)"
+    )
     if not report.routing.empty:
-        print(report.routing[["kind", "signal", "rule", "pattern"]].to_string(index=False))
+        shown = report.routing.sort_values("standing", key=lambda s: s != "finding", kind="stable")
+        print(shown[["standing", "kind", "signal", "rule", "pattern"]].to_string(index=False))
     if store is not None:
         print(f"stored in {args.store}: {store_report(report, loaded, store)}")
         for c in report.clusters:

@@ -14,9 +14,10 @@ from typing import Any
 
 import pandas as pd
 
+from contextos_lab.insights.findings import DEFAULT_FAMILY, Candidate, family_of_inputs, hold
 from contextos_lab.insights.research_queue import ResearchCandidate, research_candidates
 from contextos_lab.insights.routing import routing_frame
-from contextos_lab.insights.run_insights import failure_table, find_run_insights, runs_frame
+from contextos_lab.insights.run_insights import failure_table, run_insight_candidates, runs_frame
 from contextos_lab.insights.split import SEARCH, SplitSpec
 from contextos_lab.insights.synthesize import (
     check_min_cluster_size,
@@ -77,10 +78,19 @@ LOADERS: dict[str, Callable[[Sequence[Path]], TraceLoadResult]] = {
 }
 
 
-def load_sources(sources: Sequence[str]) -> Loaded:
-    """Load each source; a folder's files are each read by the loader their content calls for."""
+def as_source_list(sources: str | Path | Sequence[str | Path]) -> list[str]:
+    """One path given as a plain string (as `papermill -p sources PATH` passes it) is one
+    source, never a sequence of one-character paths (`/` would walk the whole filesystem)."""
+    if isinstance(sources, (str, Path)):
+        return [str(sources)]
+    return [str(s) for s in sources]
+
+
+def load_sources(sources: str | Path | Sequence[str | Path]) -> Loaded:
+    """Load each source; a folder's files are each read by the loader their content calls for.
+    A single string or Path is one source."""
     loaded = Loaded()
-    for source in sources:
+    for source in as_source_list(sources):
         if source.startswith("synthetic"):
             parts = source.split(":")
             n = int(parts[1]) if len(parts) > 1 else 600
@@ -137,6 +147,9 @@ class ClusterReport:
     heldout: dict[str, int] = field(default_factory=dict)
 
     def insights_frame(self) -> pd.DataFrame:
+        """One row per insight, findings first: `standing` is `finding` only where the test ran
+        against a real baseline and survived Benjamini–Hochberg within its source; the rest are
+        `exploratory`, with the reason in `test`. (`Insight.confidence` is 1 − q_value.)"""
         rows = [
             {
                 "insight_id": i.insight_id,
@@ -144,10 +157,16 @@ class ClusterReport:
                 "intent": i.intent,
                 "pattern": i.pattern,
                 "occurrences": i.occurrences,
-                "confidence": round(i.confidence, 4),
+                "standing": i.support.get("standing"),
+                "source": i.support.get("family"),
                 "rate": i.support.get("rate"),
                 "baseline_rate": i.support.get("baseline_rate"),
+                "compared_with": i.support.get("baseline") or i.support.get("compared_with"),
                 "p_value": i.support.get("p_value"),
+                "q_value": i.support.get("q_value"),
+                "test": i.support.get("test_statement"),
+                "merged": len(i.support.get("merged") or ()),
+                "flagged_runs": (i.support.get("flagged_runs") or {}).get("count", 0),
                 "share_of_failures": i.support.get("share_of_failures"),
                 "share_ci95": i.support.get("share_ci95"),
                 "trend": (i.support.get("trend") or {}).get("direction"),
@@ -156,7 +175,11 @@ class ClusterReport:
             }
             for i in self.insights
         ]
-        return pd.DataFrame(rows)
+        frame = pd.DataFrame(rows)
+        if frame.empty:
+            return frame
+        order = (frame["standing"] != "finding").astype(int)
+        return frame.iloc[order.argsort(kind="stable")].reset_index(drop=True)
 
     def timeline(self) -> pd.DataFrame:
         """Occurrences per day of each run-derived insight (rows: day; one column per insight,
@@ -237,14 +260,25 @@ def analyse(
     # that run (its class and text), not a second observation to cluster again.
     failed_ids = set(runs.loc[runs["failed"], "record_id"])
     free = [f for f in feedback if f.decision_record_id not in failed_ids]
-    clusters = synthesize_insights(free, since, min_cluster_size=m)
-    insights = EnvelopeList(
-        [
-            *insights_from_clusters(clusters, free, since),
-            *find_run_insights(runs, min_cluster_size=m, split=split),
-        ],
-        Insight,
-    )
+    # Each source on its own (baselines, windows, FDR family): a source's figures never change
+    # because another source's files were loaded beside it.
+    family_of = {r.record_id: family_of_inputs(r.inputs) for r in records}
+    by_family: dict[str, list[FeedbackEntry]] = {}
+    for f in free:
+        by_family.setdefault(family_of.get(f.decision_record_id, DEFAULT_FAMILY), []).append(f)
+    cluster_list: list[InsightCluster] = []
+    candidates: list[Candidate] = []
+    for family, part in sorted(by_family.items()):
+        found = synthesize_insights(part, since, min_cluster_size=m)
+        cluster_list += list(found)
+        members = {c.insight_id: frozenset(c.feedback_ids) for c in found}
+        candidates += [
+            Candidate(i, members[str(i.support["cluster_id"])])
+            for i in insights_from_clusters(found, part, since, family=family)
+        ]
+    clusters = EnvelopeList(cluster_list, InsightCluster)
+    candidates += run_insight_candidates(runs, min_cluster_size=m, split=split)
+    insights = hold(candidates)
     texts = [(f.id, f.override_reason_text) for f in feedback if f.override_reason_text]
     text = (
         cluster_texts([t for _, t in texts], [i for i, _ in texts], backend=text_backend)

@@ -23,18 +23,22 @@ from typing import Any
 
 import pandas as pd
 
+from contextos_lab.insights.findings.families import DEFAULT_FAMILY, family_column
 from contextos_lab.insights.pipeline import ClusterReport
 from contextos_lab.insights.run_insights import measure
 from contextos_lab.insights.split import SEARCH
 
 
 def member_runs(report: ClusterReport) -> list[frozenset[str]]:
+    """Recounted on the insight's own source's search-split runs (its statistics' population)."""
     search = report.runs[report.runs["split"] == SEARCH]
+    family = family_column(search)
     clusters = {c.insight_id: c for c in report.clusters}
     out = []
     for insight in report.insights:
         if insight.support.get("source") == "runs":
-            out.append(frozenset(measure(insight.support["spec"], search).member_ids))
+            part = search[family == str(insight.support.get("family") or DEFAULT_FAMILY)]
+            out.append(frozenset(measure(insight.support["spec"], part).member_ids))
             continue
         cluster = clusters.get(str(insight.support.get("cluster_id")))
         out.append(frozenset(cluster.feedback_ids if cluster else insight.evidence_refs))

@@ -105,7 +105,18 @@ def research_candidates(
         )
         counts = {
             k: insight.support.get(k)
-            for k in ("hits_in", "n_in", "hits_out", "n_out", "rate", "baseline_rate", "p_value")
+            for k in (
+                "hits_in",
+                "n_in",
+                "hits_out",
+                "n_out",
+                "rate",
+                "baseline_rate",
+                "p_value",
+                "q_value",
+                "standing",
+                "family",
+            )
         }
         out.append(
             ResearchCandidate(

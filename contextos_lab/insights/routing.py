@@ -231,6 +231,7 @@ def routing_frame(insights: Sequence[Insight]) -> pd.DataFrame:
             {
                 "insight_id": i.insight_id,
                 "kind": i.kind.value,
+                "standing": i.support.get("standing"),
                 "pattern": i.pattern,
                 "signal": r.signal,
                 "rule": r.rule,
@@ -239,5 +240,15 @@ def routing_frame(insights: Sequence[Insight]) -> pd.DataFrame:
                 "proposal": r.proposal,
             }
         )
-    columns = ["insight_id", "kind", "pattern", "signal", "rule", "rule_text", "route", "proposal"]
+    columns = [
+        "insight_id",
+        "kind",
+        "standing",
+        "pattern",
+        "signal",
+        "rule",
+        "rule_text",
+        "route",
+        "proposal",
+    ]
     return pd.DataFrame(rows, columns=columns)

@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from contextos_lab.insights.findings import Candidate, families, hold
 from contextos_lab.insights.run_columns import (
     _FAILED,
     _SHOULD_FINISH,
@@ -50,6 +51,7 @@ from contextos_lab.insights.run_rules import (
     _key_eq,
     _missing,
     _rate,
+    annotation_flagged,
     modal_path,
 )
 from contextos_lab.insights.split import SEARCH, SplitSpec
@@ -94,60 +96,117 @@ def find_run_insights(
     split: SplitSpec | None = None,
     window: tuple[datetime, datetime] | None = None,
 ) -> EnvelopeList[Insight]:
-    """Apply each rule to the search split of `frame` and emit one Insight per pattern.
+    """Apply each rule to the search split of `frame`, one source at a time, and emit the
+    insights that hold: Benjamini–Hochberg across each source's tests, overlapping insights
+    merged (see `insights.findings`).
 
-    `support` carries the rule text, the spec, the search-split counts and the split
-    declaration, which is what the gate needs to recount the pattern on held-out.
+    `support` carries the rule text, its baseline and test, the spec, the search-split counts,
+    the FDR standing and the split declaration, which is what the gate needs to recount the
+    pattern on held-out.
+    """
+    return hold(
+        run_insight_candidates(
+            frame, min_cluster_size=min_cluster_size, rules=rules, split=split, window=window
+        )
+    )
+
+
+def run_insight_candidates(
+    frame: pd.DataFrame,
+    *,
+    min_cluster_size: int = MIN_CLUSTER_SIZE,
+    rules: Sequence[str] | None = None,
+    split: SplitSpec | None = None,
+    window: tuple[datetime, datetime] | None = None,
+) -> list[Candidate]:
+    """Every pattern a rule finds, per source (`findings.families`), before FDR and merging.
+
+    Each source is analysed on its own rows only (its baselines, its trend window), so adding
+    another source's files to the same folder changes none of its figures.
     """
     m = check_min_cluster_size(min_cluster_size)
     search = frame[frame["split"] == SEARCH] if "split" in frame else frame
-    if search.empty:
-        return EnvelopeList([], Insight)
-    start, end = window or (search["decided_at"].min(), search["decided_at"].max())
-    out: list[Insight] = []
-    for name in rules or list(RULES):
-        rule = RULES[name]
-        for key in rule.candidates(search, m):
-            spec = {"rule": rule.name, "kind": rule.kind.value, "key": key}
-            got = measure(spec, search)
-            if got.occurrences < m:
-                continue
-            confidence, support = support_for(got.counts, got.times, start, end)
-            if not _has_baseline(search, key):
-                share = share_of_failures(got.occurrences, int(search["failed"].sum()))
-                support = {**support, **share, "baseline_rate": None}
-                confidence = share["share_ci95"][0]
-            intent = key.get("decision_key") or _modal_key(search, got.member_ids)
-            out.append(
-                Insight(
-                    insight_id=new_id("ins", at=got.times.max(), seed=canonical_json(spec)),
-                    kind=rule.kind,
-                    intent=intent,
-                    pattern=rule.describe(key, got.occurrences),
-                    occurrences=got.occurrences,
-                    first_seen=got.times.min(),
-                    last_seen=got.times.max(),
-                    evidence_refs=tuple(got.member_ids[:50]),
-                    confidence=confidence,
-                    support={
-                        **support,
-                        "rule": rule.text,
-                        "source": "runs",
-                        "spec": spec,
-                        "key": key,
-                        "split": {
-                            "discovered_on": SEARCH,
-                            **(split.to_dict() if split else {"heldout_fraction": 0.0}),
-                        },
-                    },
+    out: list[Candidate] = []
+    for family, part in families(search):
+        start, end = window or (part["decided_at"].min(), part["decided_at"].max())
+        flagged = part.loc[annotation_flagged(part), ["record_id", "inputs"]]
+        for name in rules or list(RULES):
+            rule = RULES[name]
+            for key in rule.candidates(part, m):
+                spec = {"rule": rule.name, "kind": rule.kind.value, "key": key}
+                got = measure(spec, part)
+                if got.occurrences < m:
+                    continue
+                insight = _insight(rule, spec, key, got, part, (start, end), split)
+                support = {
+                    **insight.support,
+                    "family": family,
+                    "flagged_runs": _flagged_runs(flagged, got.member_ids),
+                }
+                out.append(
+                    Candidate(
+                        insight.model_copy(update={"support": support}),
+                        frozenset(got.member_ids),
+                    )
                 )
-            )
-    return EnvelopeList(out, Insight)
+    return out
+
+
+def _insight(
+    rule: Rule,
+    spec: dict[str, Any],
+    key: dict[str, Any],
+    got: Measured,
+    part: pd.DataFrame,
+    window: tuple[datetime, datetime],
+    split: SplitSpec | None,
+) -> Insight:
+    confidence, support = support_for(got.counts, got.times, *window)
+    support["compared_with"] = rule.baseline
+    if not _has_baseline(part, key):
+        share = share_of_failures(got.occurrences, int(part["failed"].sum()))
+        support = {**support, **share, "baseline_rate": None, "compared_with": share["baseline"]}
+        confidence = 0.0
+    intent = key.get("decision_key") or _modal_key(part, got.member_ids)
+    return Insight(
+        insight_id=new_id("ins", at=got.times.max(), seed=canonical_json(spec)),
+        kind=rule.kind,
+        intent=intent,
+        pattern=rule.describe(key, got.occurrences),
+        occurrences=got.occurrences,
+        first_seen=got.times.min(),
+        last_seen=got.times.max(),
+        evidence_refs=tuple(got.member_ids[:50]),
+        confidence=confidence,
+        support={
+            **support,
+            "rule": rule.text,
+            "source": "runs",
+            "spec": spec,
+            "key": key,
+            "split": {
+                "discovered_on": SEARCH,
+                **(split.to_dict() if split else {"heldout_fraction": 0.0}),
+            },
+        },
+    )
+
+
+def _flagged_runs(flagged: pd.DataFrame, member_ids: list[str]) -> dict[str, Any]:
+    """The member runs whose annotation contradicts the trace, with the loader's reason."""
+    hit = flagged[flagged["record_id"].isin(member_ids)]
+    return {
+        "count": len(hit),
+        "runs": [
+            {"record_id": r, "flag": str(d.get("annotation_flag"))}
+            for r, d in zip(hit["record_id"][:20], hit["inputs"][:20], strict=True)
+        ],
+    }
 
 
 def _has_baseline(frame: pd.DataFrame, key: dict[str, Any]) -> bool:
     """A successful run to contrast with: of the same decision key when the pattern has one,
-    else anywhere in the frame."""
+    else anywhere in the (one source's) frame."""
     scope = (
         _key_eq(frame, key["decision_key"]) if "decision_key" in key else frame["failed"].notna()
     )
@@ -192,5 +251,6 @@ __all__ = [
     "find_run_insights",
     "measure",
     "modal_path",
+    "run_insight_candidates",
     "runs_frame",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,8 @@ class Rule:
     candidates: Callable[[pd.DataFrame, int], list[dict[str, Any]]]
     masks: Callable[[pd.DataFrame, dict[str, Any]], Masks]
     describe: Callable[[dict[str, Any], int], str]
+    #: What the outcome rate is tested against, in words (shown with every insight's test).
+    baseline: str = "the rule's comparison runs of the same source"
 
 
 def _key_eq(frame: pd.DataFrame, key: str) -> pd.Series:
@@ -74,12 +76,23 @@ def _blocked_masks(frame: pd.DataFrame, key: dict[str, Any]) -> Masks:
     return stratum, ~stratum, frame["status"] == TerminalStatus.blocked.value
 
 
-def modal_path(frame: pd.DataFrame, decision_key: str) -> tuple[str, ...] | None:
-    """Most common tool sequence of the key's successful runs; ties go to the shortest, then
-    the lexically smallest. None when no run of the key succeeded: there is no path to
-    deviate from, and a failed run's path is no baseline."""
-    rows = frame[_key_eq(frame, decision_key)]
-    paths = Counter(rows[~rows["failed"]]["tool_calls"])
+def task_column(frame: pd.DataFrame) -> pd.Series:
+    """The task each run attempted: `<decision_key>#<inputs.task_id>` where the data names its
+    tasks (tau-bench), else the decision key (then a key is one task)."""
+    key = frame["decision_key"].astype(str)
+    if "inputs" not in frame:
+        return key
+    tid = frame["inputs"].map(lambda d: d.get("task_id") if isinstance(d, Mapping) else None)
+    return key.where(tid.isna(), key + "#" + tid.map(str))
+
+
+def modal_path(frame: pd.DataFrame, task: str) -> tuple[str, ...] | None:
+    """Most common tool sequence of the task's own successful runs; ties go to the shortest,
+    then the lexically smallest. None when no run of the task succeeded: there is no path to
+    deviate from, a failed run's path is no baseline, and another task's success is none either
+    (a key groups tasks that need different paths)."""
+    rows = frame[task_column(frame) == task]
+    paths = Counter(rows[~rows["failed"].astype(bool)]["tool_calls"])
     if not paths:
         return None
     return min(paths, key=lambda p: (-paths[p], len(p), p))
@@ -91,19 +104,22 @@ def _extra_calls(path: tuple[str, ...], modal: Counter[str], tool: str) -> bool:
 
 def _detour_candidates(frame: pd.DataFrame, m: int) -> list[dict[str, Any]]:
     out = []
+    tasks = task_column(frame)
     for key in sorted(frame["decision_key"].unique()):
-        modal = modal_path(frame, key)
-        if modal is None:
+        same = _key_eq(frame, key)
+        paths = {t: modal_path(frame, t) for t in sorted(tasks[same].unique())}
+        modal = {t: list(p) for t, p in paths.items() if p is not None}
+        if not modal:
             continue
-        base = Counter(modal)
-        rows = frame[_key_eq(frame, key)]
         extra: Counter[str] = Counter()
-        for path in rows["tool_calls"]:
-            extra.update(t for t in set(path) if _extra_calls(path, base, t))
+        for task, path in zip(tasks[same], frame.loc[same, "tool_calls"], strict=True):
+            if task in modal:
+                base = Counter(modal[task])
+                extra.update(t for t in set(path) if _extra_calls(path, base, t))
         for tool, n in sorted(extra.items()):
-            spec = {"decision_key": key, "tool": tool, "modal_path": list(modal)}
+            spec = {"decision_key": key, "tool": tool, "modal_paths": modal}
             detour, rest, failed = _detour_masks(frame, spec)
-            # A detour is a finding only if detouring runs fail more often than the key's
+            # A detour is a finding only if detouring runs fail more often than the same tasks'
             # other runs; a longer path that ends as well is a style, not a failure pattern.
             if n >= m and _rate(failed, detour) > _rate(failed, rest):
                 out.append(spec)
@@ -116,25 +132,58 @@ def _rate(outcome: pd.Series, mask: pd.Series) -> float:
 
 
 def _detour_masks(frame: pd.DataFrame, key: dict[str, Any]) -> Masks:
-    same = _key_eq(frame, key["decision_key"])
-    base = Counter(key["modal_path"])
-    detour = frame["tool_calls"].map(lambda p: _extra_calls(p, base, key["tool"])).astype(bool)
+    """Runs of tasks with a modal successful path only; each is compared with its own task's
+    path, so one task's success never sets another task's baseline."""
+    modal = {t: Counter(p) for t, p in key["modal_paths"].items()}
+    tasks = task_column(frame)
+    same = _key_eq(frame, key["decision_key"]) & tasks.isin(list(modal))
+    detour = pd.Series(
+        [
+            t in modal and _extra_calls(p, modal[t], key["tool"])
+            for t, p in zip(tasks, frame["tool_calls"], strict=True)
+        ],
+        index=frame.index,
+        dtype=bool,
+    )
     return same & detour, same & ~detour, frame["failed"].astype(bool)
 
 
+def _describe_detour(k: dict[str, Any], n: int) -> str:
+    paths = sorted({" > ".join(p) or "(no tool)" for p in k["modal_paths"].values()})
+    shown = paths[0] if len(paths) == 1 else f"{len(paths)} distinct paths"
+    tasks = len(k["modal_paths"])
+    return (
+        f"{n} runs on {k['decision_key']} repeat {k['tool']} beyond their own task's modal "
+        f"successful path ({tasks} task{'s' if tasks != 1 else ''} with a success; {shown})"
+    )
+
+
+def annotation_flagged(frame: pd.DataFrame) -> pd.Series:
+    """Runs whose annotation contradicts the trace (the annotated step is spoken by another
+    agent, or lies outside the run): `inputs.annotation_flag`, computed by the loader."""
+    if "inputs" not in frame:
+        return pd.Series(False, index=frame.index, dtype=bool)
+    inputs = frame["inputs"]
+    flagged = inputs.map(lambda d: isinstance(d, Mapping) and bool(d.get("annotation_flag")))
+    return flagged.astype(bool)
+
+
 def _agent_phase_candidates(frame: pd.DataFrame, m: int) -> list[dict[str, Any]]:
-    annotated = frame[frame["failed"] & frame["mistake_agent"].notna() & frame["phase"].notna()]
-    return _groups_at_least(annotated, ["mistake_agent", "phase"], m)
+    usable = frame["mistake_agent"].notna() & frame["phase"].notna() & ~annotation_flagged(frame)
+    return _groups_at_least(frame[frame["failed"] & usable], ["mistake_agent", "phase"], m)
 
 
 def _agent_phase_masks(frame: pd.DataFrame, key: dict[str, Any]) -> Masks:
-    annotated = (frame["mistake_agent"].notna() & frame["phase"].notna()).astype(bool)
+    """Flagged annotations are counted apart (`support.flagged_runs`), never in a cluster."""
+    annotated = (
+        frame["mistake_agent"].notna() & frame["phase"].notna() & ~annotation_flagged(frame)
+    ).astype(bool)
     stratum = (
         ((frame["mistake_agent"] == key["mistake_agent"]) & (frame["phase"] == key["phase"]))
         .fillna(False)
         .astype(bool)
     )
-    return stratum, annotated & ~stratum, frame["failed"].astype(bool)
+    return stratum & annotated, annotated & ~stratum, frame["failed"].astype(bool)
 
 
 def _escalation_candidates(frame: pd.DataFrame, m: int) -> list[dict[str, Any]]:
@@ -159,6 +208,7 @@ RULES: dict[str, Rule] = {
             _failure_candidates,
             _failure_masks,
             lambda k, n: f"{n} {k['reason_class']} failures on {k['decision_key']}",
+            "runs of the source's other decision keys",
         ),
         Rule(
             "gap_detected",
@@ -169,6 +219,7 @@ RULES: dict[str, Rule] = {
             _gap_candidates,
             _gap_masks,
             lambda k, n: f"evidence {k['ref']} missing in {n} decisions",
+            "decisions of the source not missing that evidence",
         ),
         Rule(
             "blocked_decision",
@@ -179,21 +230,20 @@ RULES: dict[str, Rule] = {
             _blocked_candidates,
             _blocked_masks,
             lambda k, n: f"{n} blocked decisions on {k['decision_key']}",
+            "runs of the source's other decision keys",
         ),
         Rule(
             "common_detour",
             InsightKind.common_detour,
-            "runs of a decision_key calling a tool more often than the key's modal successful "
-            "tool path does (keys with no successful run have no path and no detour), grouped "
-            "by (decision_key, tool), kept at count >= min_cluster_size; rate = failure rate "
-            "of detouring runs vs the key's other runs",
+            "runs calling a tool more often than the modal tool path of their own task's "
+            "successful runs (tasks with no successful run have no path and no detour), "
+            "grouped by (decision_key, tool), kept at count >= min_cluster_size; rate = "
+            "failure rate of detouring runs vs the same tasks' other runs",
             "stratum",
             _detour_candidates,
             _detour_masks,
-            lambda k, n: (
-                f"{n} runs on {k['decision_key']} repeat {k['tool']} beyond the successful "
-                f"runs' modal path {' > '.join(k['modal_path']) or '(no tool)'}"
-            ),
+            _describe_detour,
+            "the same tasks' runs that do not repeat the tool",
         ),
         Rule(
             "agent_phase",
@@ -208,6 +258,7 @@ RULES: dict[str, Rule] = {
                 f"{n} failures where {k['mistake_agent']} erred in the "
                 f"{str(k['phase']).replace('_', ' ')} of the run"
             ),
+            "other annotated runs of the source (step-speaker mismatches left out)",
         ),
         Rule(
             "over_escalation",
@@ -219,6 +270,7 @@ RULES: dict[str, Rule] = {
             _escalation_candidates,
             _escalation_masks,
             lambda k, n: f"{n} escalations on {k['decision_key']} that should have finished",
+            "runs of the source's other decision keys",
         ),
     )
 }

@@ -1,11 +1,18 @@
 """Computed support for an insight: its rate against the baseline rate, and its trend.
 
-`confidence` is never typed in by hand. It is `1 − p` of a one-sided two-sample proportions
-z-test (statsmodels `proportions_ztest`, alternative "larger"): how surely the pattern's rate
-(hits among the pattern's stratum) exceeds the baseline rate (the same outcome outside it).
-It is a screening score, not a posterior; the p-value, both rates, the Wilson 95% interval of
-the pattern's rate and the test name travel with it in `Insight.support`. Without a baseline
-population, or with no variance at all, there is no evidence and confidence is 0.
+The test is a one-sided two-sample proportions z-test (statsmodels `proportions_ztest`,
+alternative "larger"): does the pattern's rate (hits among the pattern's stratum) exceed the
+baseline rate (the same outcome among the rule's comparison runs)? The p-value, both rates, the
+Wilson 95% interval of the pattern's rate and the test name travel in `Insight.support`. Without
+a baseline population, or with no variance at all, no test is run (`p_value` None).
+
+A *tautological* rate gets no interval: when every compared run has the outcome (or none has),
+e.g. every run of a source failed, the rate 1.0 says nothing and is labelled so
+(`rate_note`), never given a Wilson interval that looks like evidence.
+
+`Insight.confidence` is set later, once per source, by `findings.fdr.control_fdr`: 1 − the
+Benjamini–Hochberg q-value of this test among all tests of that source (0 when no test ran);
+`support_for` returns 1 − p only as the value of a family of one.
 
 The trend is an OLS fit (statsmodels) of the pattern's daily occurrence count against the day
 index over the observation window, zero-count days included: slope per day, its p-value and a
@@ -13,8 +20,8 @@ direction (`rising`/`falling` at p < 0.05, else `flat`; `insufficient` under 3 d
 with no clock gets no trend at all.
 
 Where no run of the pattern's scope succeeded there is nothing to contrast with: support is then
-`share_of_failures` (the share of all failures the pattern explains, Wilson interval) and
-confidence is that interval's lower bound, never a p-value of a test that could not be run.
+`share_of_failures` (the share of all failures the pattern explains, Wilson interval), labelled
+"no successful baseline", never a p-value of a test that could not be run.
 """
 
 from __future__ import annotations
@@ -67,10 +74,18 @@ def rate_test(counts: Counts) -> dict[str, Any]:
         "p_value": 1.0,
     }
     pooled = (c.hits_in + c.hits_out) / (c.n_in + c.n_out) if c.n_in + c.n_out else 0.0
+    if c.n_in and pooled in (0.0, 1.0):
+        out["rate_ci95"] = None
+        out["rate_note"] = (
+            f"tautological: every compared run {'has' if pooled else 'lacks'} the outcome "
+            f"(rate {rate_in:g} with nothing to compare)"
+        )
     if c.n_in == 0 or c.n_out == 0:
         out["test"] = "none: no baseline population outside the pattern"
+        out["p_value"] = None
     elif pooled in (0.0, 1.0):
         out["test"] = "none: outcome has no variance"
+        out["p_value"] = None
     else:
         z, p = proportions_ztest(
             np.array([c.hits_in, c.hits_out]), np.array([c.n_in, c.n_out]), alternative="larger"

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from contextos_lab.insights.findings import DEFAULT_FAMILY, Candidate, control_fdr
 from contextos_lab.insights.support import Counts, support_for
 from contextos_lab.schemas.base import EnvelopeList, canonical_json
 from contextos_lab.schemas.feedback import FeedbackEntry
@@ -292,11 +293,14 @@ def insights_from_clusters(
     since: datetime | None = None,
     *,
     drop_superseded: bool = True,
+    family: str | None = None,
 ) -> EnvelopeList[Insight]:
     """Each typed cluster as a seed-001 Insight with computed support.
 
     Support compares the share of the cluster's reason class among corrections on its decision
-    key with that share among corrections on every other key (see `support`).
+    key with that share among corrections on every other key (see `support`); the clusters'
+    p-values are then adjusted together (Benjamini–Hochberg, `findings.fdr`), so `confidence`
+    is 1 − q. `family` names the source the feedback came from (default: one family).
     """
     df = _window(feedback_frame(feedback), since, drop_superseded)
     out: list[Insight] = []
@@ -335,10 +339,13 @@ def insights_from_clusters(
                     "rule": RULE,
                     "source": "feedback",
                     "cluster_id": c.insight_id,
+                    "compared_with": "corrections on other decision keys",
+                    "family": family or DEFAULT_FAMILY,
                     "spec": {"rule": "feedback_cluster", "kind": "failure_cluster", "key": key},
                     "key": key,
                     "evidence_missing": _missing_kinds(members),
                 },
             )
         )
-    return EnvelopeList(out, Insight)
+    held = control_fdr([Candidate(i, frozenset(i.evidence_refs)) for i in out])
+    return EnvelopeList([c.insight for c in held], Insight)

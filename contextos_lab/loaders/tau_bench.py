@@ -286,6 +286,8 @@ def _run(
         inputs.update(
             reason_class=reason.reason_class,
             reason_detail=reason.detail,
+            reason_action=reason.action,
+            reason_called=reason.called,
             action_diff=diff,
             ground_truth_verdict=ground_truth_verdict(reward_info),
             failing_step=failing_step(traj, reason, diff),

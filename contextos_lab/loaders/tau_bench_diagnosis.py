@@ -68,70 +68,75 @@ def _normalise(value: Any) -> Any:
 class FailureReason:
     reason_class: str
     detail: str
+    #: The expected write the class is about (for `extra_write`, the write made).
     action: str | None = None
+    #: `wrong_tool` only: the write made in place of `action`.
+    called: str | None = None
 
 
 def derive_reason(
     taken: Sequence[Action], expected: Sequence[Action], *, stopped: bool, outputs_ok: bool = True
 ) -> FailureReason:
-    """Why a failed run failed, by comparing the actions taken with the ground truth.
+    """Why a failed run failed, read off the diff of effective writes (`action_diff`), so the
+    class never contradicts the stored diff. A write the run made decides first, even when the
+    run then handed off or was cut off; first match wins:
 
-    First match wins, in this order:
-    1. transferred_to_human: the run called `transfer_to_human_agents` and the ground truth does
-       not.
-    2. step_limit: the conversation never reached the user's stop token (the run was cut off).
-    3. Effective write calls (errored calls changed nothing and are left out) are matched to
-       ground-truth writes exactly (name and arguments). For the first unmatched ground-truth
-       write: wrong_arguments if an unmatched call of the same tool was made, wrong_tool if a
-       different unmatched write was made instead; premature_end if the run ended without
-       attempting any write at all, else missing_action.
-    4. extra_write: every ground-truth write matched but an unmatched write remains.
-    5. missing_action (detail `missing_output`): writes all match but a required output was
+    1. wrong_arguments: an expected write is missing and an unmatched call of the same tool was
+       made (the diff's `wrong_arguments`); the first such write in ground-truth order.
+    2. wrong_tool: an expected write is missing with no call of its tool, and an unmatched write
+       of another tool (one that is not itself a wrongly argued expected write) was made: a
+       wrong tool called in place of an expected one.
+    3. extra_write: no expected write is missing, yet an unmatched write was made.
+    4. transferred_to_human: the run called `transfer_to_human_agents`, the ground truth does
+       not, and made no wrong or extra write.
+    5. step_limit: the conversation never reached the user's stop token.
+    6. premature_end (no write attempted at all) or missing_action: an expected write never made.
+    7. missing_action (detail `missing_output`): writes all match but a required output was
        never said to the user (tau-bench scores outputs through the agent's replies).
-    6. wrong_arguments (detail `state_mismatch`): nothing above differs, yet the final state
-       did not match; the nearest class is an argument or ordering difference.
+    8. state_mismatch: the writes match by name and arguments, yet the final state did not.
+    Errored calls changed nothing and count as not made.
     """
-    gt_writes = [a for a in expected if is_write(a.name)]
+    diff = action_diff(taken, expected)
+    missing, extra = unpaired(diff)
+    argued = [name for name in diff["missing"] if name in diff["wrong_arguments"]]
+    if argued:
+        keys = diff["wrong_arguments"][argued[0]]
+        detail = f"{argued[0]}: {', '.join(keys) or 'argument order'} differ"
+        return FailureReason("wrong_arguments", detail, argued[0])
+    if missing and extra:
+        return FailureReason(
+            "wrong_tool", f"called {extra[0]} instead of {missing[0]}", missing[0], extra[0]
+        )
+    if extra:
+        return FailureReason("extra_write", f"{extra[0]} not in ground truth", extra[0])
     if any(a.name == TRANSFER_TOOL for a in taken) and not any(
         a.name == TRANSFER_TOOL for a in expected
     ):
         return FailureReason("transferred_to_human", "handed off instead of acting", TRANSFER_TOOL)
     if not stopped:
         return FailureReason("step_limit", "conversation ended without the stop token")
-    remaining = Counter(a.key for a in taken if is_write(a.name) and not a.failed)
-    by_key = {a.key: a for a in taken}
-    unmatched_gt: list[Action] = []
-    for action in gt_writes:
-        if remaining[action.key] > 0:
-            remaining[action.key] -= 1
-        else:
-            unmatched_gt.append(action)
-    left = [by_key[k] for k, n in remaining.items() for _ in range(n)]
-    if unmatched_gt:
-        first = unmatched_gt[0]
-        same = [a for a in left if a.name == first.name]
-        if same:
-            return FailureReason("wrong_arguments", _arg_diff(first, same[0]), first.name)
-        if left:
-            return FailureReason(
-                "wrong_tool", f"called {left[0].name} instead of {first.name}", first.name
-            )
+    if missing:
         if not any(is_write(a.name) for a in taken):
             return FailureReason(
-                "premature_end", f"ended before any write; {first.name} expected", first.name
+                "premature_end", f"ended before any write; {missing[0]} expected", missing[0]
             )
-        return FailureReason("missing_action", f"{first.name} never called", first.name)
-    if left:
-        return FailureReason("extra_write", f"{left[0].name} not in ground truth", left[0].name)
+        return FailureReason("missing_action", f"{missing[0]} never called", missing[0])
     if not outputs_ok:
         return FailureReason("missing_action", "missing_output")
-    return FailureReason("wrong_arguments", "state_mismatch")
+    return FailureReason("state_mismatch", "state_mismatch")
 
 
-def _arg_diff(expected: Action, taken: Action) -> str:
-    keys = sorted(set(expected.kwargs) | set(taken.kwargs))
-    differ = [k for k in keys if expected.kwargs.get(k) != taken.kwargs.get(k)]
-    return f"{expected.name}: {', '.join(differ) or 'argument order'} differ"
+def unpaired(diff: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(missing, extra) write names of a diff once each wrongly argued call is paired with the
+    expected write of its tool: what was never attempted and what was made instead or on top."""
+    missing = Counter(diff.get("missing") or ())
+    extra = Counter(diff.get("extra") or ())
+    paired = missing & extra
+    missing_left, extra_left = missing - paired, extra - paired
+    return (
+        [n for n in dict.fromkeys(diff.get("missing") or ()) for _ in range(missing_left[n])],
+        [n for n in dict.fromkeys(diff.get("extra") or ()) for _ in range(extra_left[n])],
+    )
 
 
 def _actions(raw: Any) -> list[Action]:

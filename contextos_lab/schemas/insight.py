@@ -63,10 +63,20 @@ class Insight(Envelope):
     first_seen: AwareDatetime
     last_seen: AwareDatetime
     evidence_refs: tuple[str, ...] = ()
-    confidence: float = Field(ge=0.0, le=1.0)
+    #: Seed 001's field, kept where the seed puts it, with an honest value: 1 − the
+    #: Benjamini–Hochberg q-value of the insight's test among all tests of its source
+    #: (`insights.findings.fdr`); 0 when no test could be run (no successful baseline, no
+    #: variance). Not a posterior probability; `support.standing` says finding / exploratory.
+    confidence: float = Field(
+        ge=0.0,
+        le=1.0,
+        description="1 - Benjamini-Hochberg q-value of the insight's test within its source; "
+        "0 when no test ran (support.standing is then 'exploratory')",
+    )
     status: LifecycleStatus = LifecycleStatus.proposed
     history: tuple[Transition, ...] = ()
-    #: How `confidence` was computed (test, p-value, interval, rates); never invented.
+    #: How `confidence` was computed (test, baseline, p- and q-value, standing, interval,
+    #: rates); never invented.
     support: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")

@@ -109,7 +109,7 @@ def test_common_detour_rule_uses_the_modal_successful_path() -> None:
     assert ins.support["key"] == {
         "decision_key": "k.a",
         "tool": "lookup",
-        "modal_path": ["lookup", "decide"],
+        "modal_paths": {"k.a": ["lookup", "decide"]},  # no task ids: the key is the task
     }
     assert ins.occurrences == 5 and ins.support["rate"] == pytest.approx(0.8)
 

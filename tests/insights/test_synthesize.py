@@ -162,7 +162,10 @@ def test_cluster_insights_carry_computed_support() -> None:
     assert len(insights) == 2
     for i in insights:
         assert i.support["rate"] == 1.0 and i.support["baseline_rate"] == 0.0
-        assert i.confidence == pytest.approx(1 - i.support["p_value"])
+        # two tests with the same p: Benjamini-Hochberg leaves q = p; confidence is 1 - q
+        assert i.support["q_value"] == pytest.approx(i.support["p_value"])
+        assert i.confidence == pytest.approx(1 - i.support["q_value"])
+        assert i.support["fdr"]["tests_in_family"] == 2
         assert i.support["rule"].startswith("typed feedback cluster")
 
 
