@@ -14,9 +14,13 @@ from typing import Any
 
 import pandas as pd
 
+from contextos_lab.insights.attribution.insights import mechanism_insights
+from contextos_lab.insights.attribution.mechanisms import label_runs, mechanism_clusters
+from contextos_lab.insights.attribution.runs import COLUMNS as ATTRIBUTION_COLUMNS
+from contextos_lab.insights.attribution.runs import attribute_runs
 from contextos_lab.insights.research_queue import ResearchCandidate, research_candidates
 from contextos_lab.insights.routing import routing_frame
-from contextos_lab.insights.run_insights import failure_table, find_run_insights, runs_frame
+from contextos_lab.insights.run_insights import RULES, failure_table, find_run_insights, runs_frame
 from contextos_lab.insights.split import SEARCH, SplitSpec
 from contextos_lab.insights.synthesize import (
     check_min_cluster_size,
@@ -29,7 +33,7 @@ from contextos_lab.loaders.inspect_logs import load_inspect
 from contextos_lab.loaders.otlp import Trace, TraceLoadResult, load_otlp, new_result
 from contextos_lab.loaders.quarantine import QuarantinedRow
 from contextos_lab.loaders.tau_bench import load_tau_bench
-from contextos_lab.loaders.who_and_when import load_who_and_when
+from contextos_lab.loaders.who_and_when import ANNOTATOR, load_who_and_when
 from contextos_lab.schemas.base import EnvelopeList, canonical_json
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.feedback import FeedbackEntry
@@ -112,6 +116,11 @@ def load_sources(sources: Sequence[str]) -> Loaded:
 
 
 _UNMATCHED_COLUMNS = ("feedback_id", "trace_id", "decision_record_id", "split")
+#: Signers whose "feedback" is a data set's annotation: the answer key that scores the analysis
+#: (attribution-vs-annotation tables), never an input to it.
+ANSWER_KEY_SIGNERS = frozenset({ANNOTATOR})
+#: Run rules that group by an annotation; left out of discovery for the same reason.
+ANSWER_KEY_RULES = frozenset({"agent_phase"})
 
 
 @dataclass
@@ -135,6 +144,13 @@ class ClusterReport:
     #: Held-out counts (runs, feedback) kept from discovery for the gate, and how many
     #: search-split corrections were folded into the failed run they correct.
     heldout: dict[str, int] = field(default_factory=dict)
+    #: One row per failed search-split run with a trace: the attributed agent and step with
+    #: evidence, the run's mechanism and cluster; `annotated_*` columns are the answer key.
+    attributions: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=[*ATTRIBUTION_COLUMNS, "cluster"])
+    )
+    #: Mechanism clusters of the attributed runs (see `attribution.mechanisms`).
+    mechanisms: pd.DataFrame = field(default_factory=lambda: mechanism_clusters(pd.DataFrame()))
 
     def insights_frame(self) -> pd.DataFrame:
         rows = [
@@ -200,6 +216,8 @@ class ClusterReport:
             "quarantined": len(self.quarantined),
             "feedback_without_record": self.feedback_without_record.to_dict("records"),
             "heldout": self.heldout,
+            "attributions": self.attributions.to_dict("records"),
+            "mechanism_clusters": self.mechanisms.to_dict("records"),
         }
 
 
@@ -221,14 +239,15 @@ def analyse(
     m = check_min_cluster_size(min_cluster_size)
     split = SplitSpec(heldout_fraction)
     records = [r for r in loaded.records if since is None or r.decided_at >= since]
-    runs = runs_frame(records, loaded.feedback, split)
-    fb_split = split.assign(f.trace_id for f in loaded.feedback).to_numpy()
-    feedback = [f for f, s in zip(loaded.feedback, fb_split, strict=True) if s == SEARCH]
+    observed = [f for f in loaded.feedback if f.signed_by not in ANSWER_KEY_SIGNERS]
+    runs = runs_frame(records, observed, split)
+    fb_split = split.assign(f.trace_id for f in observed).to_numpy()
+    feedback = [f for f, s in zip(observed, fb_split, strict=True) if s == SEARCH]
     traced = {r.trace_id for r in loaded.records}
     unmatched = pd.DataFrame(
         [
             (f.id, f.trace_id, f.decision_record_id, s)
-            for f, s in zip(loaded.feedback, fb_split, strict=True)
+            for f, s in zip(observed, fb_split, strict=True)
             if f.trace_id not in traced
         ],
         columns=list(_UNMATCHED_COLUMNS),
@@ -238,10 +257,20 @@ def analyse(
     failed_ids = set(runs.loc[runs["failed"], "record_id"])
     free = [f for f in feedback if f.decision_record_id not in failed_ids]
     clusters = synthesize_insights(free, since, min_cluster_size=m)
+    search_runs = runs[runs["split"] == SEARCH]
+    attributions = attribute_runs(loaded.traces, search_runs)
+    mechanisms = mechanism_clusters(attributions, m)
+    attributions["cluster"] = label_runs(attributions, mechanisms)
     insights = EnvelopeList(
         [
             *insights_from_clusters(clusters, free, since),
-            *find_run_insights(runs, min_cluster_size=m, split=split),
+            *find_run_insights(
+                runs,
+                min_cluster_size=m,
+                split=split,
+                rules=[r for r in RULES if r not in ANSWER_KEY_RULES],
+            ),
+            *mechanism_insights(mechanisms, search_runs, m, split),
         ],
         Insight,
     )
@@ -271,6 +300,8 @@ def analyse(
             "feedback": int((fb_split != SEARCH).sum()),
             "feedback_folded_into_failed_runs": len(feedback) - len(free),
         },
+        attributions=attributions,
+        mechanisms=mechanisms,
     )
 
 

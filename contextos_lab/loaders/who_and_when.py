@@ -225,8 +225,10 @@ def _failure(
     trace = Trace(trace_id, "who-and-when", tuple(spans), attrs)
     decision_key = f"{subset}.level_{_slug(str(level))}" if level not in (None, "") else subset
     extra = {k: raw[k] for k in EXTRA_ANNOTATIONS if k in raw}
-    # Reason classes are a registry; the free `mistake_type` stays an annotation column.
-    reason_class = REASON_CLASS if annotated else None
+    # The run's reason class is not taken from its annotation (annotated and unannotated runs
+    # are analysed alike); the annotator's correction carries REASON_CLASS, the free
+    # `mistake_type` stays an annotation column.
+    reason_class = REASON_CLASS
     record = DecisionRecord(
         record_id=new_id("dr", at=at, seed=trace_id),
         trace_id=trace_id,
@@ -238,7 +240,7 @@ def _failure(
             "source": "who-and-when",
             "failed": failed,
             "annotated": annotated,
-            "reason_class": reason_class,
+            "reason_class": None,
             "mistake_agent": agent,
             "mistake_step": step,
             "mistake_reason": reason.strip() if reason else None,
