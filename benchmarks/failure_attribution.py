@@ -140,7 +140,7 @@ def evaluate(runs: list[RunTrace], steps: list[int], agents: list[str]) -> dict[
 
 def write_weights(runs: list[RunTrace], steps: list[int]) -> None:
     weights = fit_weights(runs, steps)
-    body = ",\n".join(f"    {k!r}: {v:.4f}" for k, v in weights.items())
+    body = ",\n".join(f"    \"{k}\": {v:.4f}" for k, v in weights.items())
     WEIGHTS.write_text(
         '"""Weights of the default attributor: logistic regression of "this is the annotated\n'
         'step" on the generic step features, fitted on all 126 Who&When Algorithm-Generated\n'

@@ -22,7 +22,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "has_code": 0.7108,
     "length": 0.7938,
     "terminate_only": -1.2066,
-    "last_actor_before_first_flag": 1.0000,
+    "last_actor_before_first_flag": 2.0000,
     "repeats_previous_action": -0.4276,
     "task_turn_issues_action": 1.6716,
     "speaker_share": 0.0260,

@@ -138,10 +138,10 @@ def training_rows(
 
 
 #: Weights for features the training runs cannot inform (constant there: e.g. no orchestrator
-#: ledger in AutoGen group chats). A stated prior, not a fitted value: the agent that acted
-#: last before the orchestrator first says it loops or stalls is as suspect as the last actor
-#: before the first error.
-PRIOR_WEIGHTS = {"last_actor_before_first_flag": 1.0, "role_orchestrator": 0.0, "role_user": 0.0}
+#: ledger in AutoGen group chats). A stated prior, not a fitted value: when the orchestrator
+#: itself says the run loops or stalls, the agent that acted last before that is the prime
+#: suspect, so the flag outweighs any single fitted weight (the largest is under 2).
+PRIOR_WEIGHTS = {"last_actor_before_first_flag": 2.0, "role_orchestrator": 0.0, "role_user": 0.0}
 
 
 def fit_weights(runs: Sequence[RunTrace], steps: Sequence[int], c: float = 1.0) -> dict[str, float]:
