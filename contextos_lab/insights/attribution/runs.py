@@ -63,6 +63,10 @@ def act_of(run: RunTrace, a: Attribution) -> str:
         return "runs code that fails"
     if row["issues_action"]:
         return "runs code whose result is taken as correct"
+    if row["repeats_previous_action"]:
+        return "repeats an action it already took"
+    if row["last_actor_before_first_flag"]:
+        return "takes a step that makes no progress"
     if row["role_orchestrator"]:
         return "directs the next step"
     return "asserts a result without running anything"
