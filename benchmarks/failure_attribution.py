@@ -138,9 +138,32 @@ def evaluate(runs: list[RunTrace], steps: list[int], agents: list[str]) -> dict[
     }
 
 
+def tau_agreement(external: Path) -> dict[str, Any] | None:
+    """tau-bench (report only): the default attributor's step against the call the stored
+    ground-truth diff says went wrong (`inputs.failing_step`, a derived answer key)."""
+    from contextos_lab.insights.attribution.runs import attribute_runs
+    from contextos_lab.insights.pipeline import load_sources
+    from contextos_lab.insights.run_columns import runs_frame
+
+    folder = external / "tau-bench"
+    if not folder.is_dir():
+        return None
+    loaded = load_sources([str(folder)])
+    runs = runs_frame(loaded.records)
+    attributed = attribute_runs(loaded.traces, runs)
+    key = runs.set_index("record_id")["inputs"].map(lambda d: d.get("failing_step"))
+    truth = attributed["record_id"].map(key)
+    judged = truth.notna()
+    return {
+        "failed_runs_attributed": len(attributed),
+        "with_failing_step": int(judged.sum()),
+        "step_agreement": float((attributed["step"][judged] == truth[judged]).mean()),
+    }
+
+
 def write_weights(runs: list[RunTrace], steps: list[int]) -> None:
     weights = fit_weights(runs, steps)
-    body = ",\n".join(f"    \"{k}\": {v:.4f}" for k, v in weights.items())
+    body = ",\n".join(f'    "{k}": {v:.4f}' for k, v in weights.items())
     WEIGHTS.write_text(
         '"""Weights of the default attributor: logistic regression of "this is the annotated\n'
         'step" on the generic step features, fitted on all 126 Who&When Algorithm-Generated\n'
@@ -181,6 +204,9 @@ def main() -> None:
                 ),
                 "trivial": trivial(r, s, a),
             }
+    tau = tau_agreement(_external(args.external))
+    if tau is not None:
+        results["tau_bench_report_only"] = tau
     ag = results["algorithm_generated"]
     cv, triv = ag["default_cross_validated_leave_one_run_out"], ag["trivial"]
     best_agent = max(v for k, v in triv.items() if k.startswith("agent_"))
@@ -222,6 +248,9 @@ def main() -> None:
             acc = res["default_bundled_weights_out_of_sample"]
             label = f"{name} (n={res['runs']}), bundled weights"
             print(f"{label:<52}{acc['agent']:>8.3f}{acc['step']:>8.3f}")
+    if tau is not None:
+        label = f"tau-bench (n={tau['with_failing_step']}), step vs diff's failing call"
+        print(f"{label:<52}{'':>8}{tau['step_agreement']:>8.3f}")
     for k, g in goals.items():
         print(f"goal {k}: {g['measured']} ({g['goal']}) {'met' if g['met'] else 'NOT met'}")
     OUT.write_text(

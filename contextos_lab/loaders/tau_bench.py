@@ -146,7 +146,7 @@ def _trace(trace_id: str, traj: Sequence[Any], start: datetime, attrs: dict[str,
                     },
                 )
             )
-        if role in ("user", "assistant") and msg.get("content"):
+        if role in ("user", "assistant", "tool") and msg.get("content"):
             spans.append(
                 Span(
                     trace_id,

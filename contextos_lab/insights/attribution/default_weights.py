@@ -28,4 +28,5 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "speaker_share": 0.0260,
     "unsupported_figures": 0.1200,
     "figures_reach_the_end": 0.6931,
+    "first_write_call": 2.0000,
 }

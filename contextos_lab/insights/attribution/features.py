@@ -46,6 +46,7 @@ STEP_FEATURES = (
     "speaker_share",
     "unsupported_figures",
     "figures_reach_the_end",
+    "first_write_call",
 )
 
 #: Figures (numbers with their units cut off) a turn states; code blocks are left out.
@@ -171,6 +172,8 @@ def step_features(run: RunTrace, signals: RunSignals | None = None) -> list[dict
     for i in range(n):
         new_figures.append(figures[i] - said if role_of[i] != TOOL else set())
         said |= figures[i]
+    writes = [i for i, t in enumerate(turns) if t.tool and sig.WRITE_CALL.match(t.tool)]
+    first_write = writes[0] if writes else None
     last_actor = max((i for i in actors if len(turns[i].content.strip()) > 20), default=None)
     final = figures[last_actor] if last_actor is not None else set()
     counts = Counter(agent_key(turns[i].speaker) for i in actors)
@@ -208,6 +211,7 @@ def step_features(run: RunTrace, signals: RunSignals | None = None) -> list[dict
                 "speaker_share": share[key],
                 "unsupported_figures": min(1.0, len(new_figures[i]) / 5),
                 "figures_reach_the_end": float(bool(new_figures[i] & final)),
+                "first_write_call": float(i == first_write),
             }
         )
         seen.add(key)

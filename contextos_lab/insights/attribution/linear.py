@@ -35,12 +35,13 @@ def candidates(run: RunTrace, signals: RunSignals) -> list[int]:
 
 
 def _evidence(run: RunTrace, s: RunSignals) -> dict[str, object]:
+    at = [t.index for t in run.turns]  # positions → the trace's own step ids
     return {
-        "error_steps": list(s.errors),
-        "error_types": {str(k): v for k, v in s.error_types.items()},
-        "loop_steps": list(s.loop_steps),
-        "stall_steps": list(s.stall_steps),
-        "repeated_steps": list(s.repeated_steps),
+        "error_steps": [at[i] for i in s.errors],
+        "error_types": {str(at[k]): v for k, v in s.error_types.items()},
+        "loop_steps": [at[i] for i in s.loop_steps],
+        "stall_steps": [at[i] for i in s.stall_steps],
+        "repeated_steps": [at[i] for i in s.repeated_steps],
         "limit": s.limit,
         "terminated": s.terminated,
         "transferred": s.transferred,
@@ -78,7 +79,8 @@ class LinearAttributor:
         return Attribution(
             run_id=run.run_id,
             agent=turn.speaker,
-            step=step,
+            step=turn.index,
+            position=step,
             role=s.role[agent_key(turn.speaker)],
             signal=fired[0][0] if fired else "highest score",
             signals=tuple(fired),
@@ -132,7 +134,7 @@ def training_rows(
         rows = step_features(run, s)
         for i in candidates(run, s):
             x.append([rows[i][f] for f in STEP_FEATURES])
-            y.append(int(i == step))
+            y.append(int(run.turns[i].index == step))
             g.append(r)
     return np.array(x, dtype=float), np.array(y, dtype=int), np.array(g, dtype=int)
 
@@ -141,7 +143,13 @@ def training_rows(
 #: ledger in AutoGen group chats). A stated prior, not a fitted value: when the orchestrator
 #: itself says the run loops or stalls, the agent that acted last before that is the prime
 #: suspect, so the flag outweighs any single fitted weight (the largest is under 2).
-PRIOR_WEIGHTS = {"last_actor_before_first_flag": 2.0, "role_orchestrator": 0.0, "role_user": 0.0}
+#: Likewise a tool-using agent's first state-changing call (a write decides what the run did).
+PRIOR_WEIGHTS = {
+    "last_actor_before_first_flag": 2.0,
+    "first_write_call": 2.0,
+    "role_orchestrator": 0.0,
+    "role_user": 0.0,
+}
 
 
 def fit_weights(runs: Sequence[RunTrace], steps: Sequence[int], c: float = 1.0) -> dict[str, float]:

@@ -19,6 +19,7 @@ EXCERPT_CHARS = 300
 class Attribution:
     run_id: str
     agent: str
+    #: The step as the trace numbers it (Who&When: the history index; tau-bench: the message).
     step: int
     #: The speaker's role in the run (agent, orchestrator, tool, user).
     role: str
@@ -29,6 +30,8 @@ class Attribution:
     attributor: str = ""
     #: Run-level facts the attribution rests on (errors, loop/stall steps, ending).
     evidence: dict[str, Any] = field(default_factory=dict)
+    #: Where the step is in `RunTrace.turns` (a tau-bench message may hold several turns).
+    position: int = 0
 
 
 @runtime_checkable

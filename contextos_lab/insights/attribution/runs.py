@@ -49,8 +49,8 @@ COLUMNS = (
 
 def act_of(run: RunTrace, a: Attribution) -> str:
     """What the decisive step does, in words a reviewer reads in a cluster title."""
-    turn = run.turns[a.step]
-    row = step_features(run)[a.step]
+    turn = run.turns[a.position]
+    row = step_features(run)[a.position]
     if turn.tool:
         return f"calls {turn.tool}"
     if row["first_turn"] and row["issues_action"]:
@@ -69,12 +69,12 @@ def act_of(run: RunTrace, a: Attribution) -> str:
         return "takes a step that makes no progress"
     if row["role_orchestrator"]:
         return "directs the next step"
-    return "asserts a result without running anything"
+    return "answers without running or calling anything"
 
 
-def _error(s: RunSignals, step: int) -> tuple[str | None, str | None]:
+def _error(s: RunSignals, position: int) -> tuple[str | None, str | None]:
     """The first execution error at or after the decisive step (else the run's first)."""
-    after = [i for i in s.errors if i >= step] or s.errors
+    after = [i for i in s.errors if i >= position] or s.errors
     if not after:
         return None, None
     kind = s.error_types.get(after[0])
@@ -118,7 +118,7 @@ def attribute_runs(
         if a is None:
             continue
         s = run_signals(run)
-        family, kind = _error(s, a.step)
+        family, kind = _error(s, a.position)
         inputs = rec.inputs if isinstance(rec.inputs, Mapping) else {}
         rows.append(
             {
@@ -128,7 +128,7 @@ def attribute_runs(
                 "agent_key": agent_key(a.agent),
                 "role": a.role,
                 "step": a.step,
-                "n_steps": len(run.turns),
+                "n_steps": (run.turns[-1].index + 1) if run.turns else 0,
                 "signal": a.signal,
                 "signals": [name for name, _ in a.signals],
                 "excerpt": a.excerpt,
@@ -139,9 +139,9 @@ def attribute_runs(
                 "stall": bool(s.stall_steps),
                 "limit": s.limit,
                 "ending": s.ending,
-                "error_steps": list(s.errors),
-                "loop_steps": list(s.loop_steps),
-                "stall_steps": list(s.stall_steps),
+                "error_steps": a.evidence.get("error_steps", []),
+                "loop_steps": a.evidence.get("loop_steps", []),
+                "stall_steps": a.evidence.get("stall_steps", []),
                 "diff": diff_shape(inputs),
                 "annotated_agent": inputs.get("mistake_agent"),
                 "annotated_step": inputs.get("mistake_step"),

@@ -44,7 +44,8 @@ LIMIT = re.compile(
     r"time ?limit|timed? ?out|exceeded the (?:maximum|limit))\b",
     re.I,
 )
-TERMINATE = re.compile(r"\bTERMINATE\b")
+#: An agent framework's end-of-run token (AutoGen TERMINATE, tau-bench's user ###STOP###).
+TERMINATE = re.compile(r"\bTERMINATE\b|###STOP###")
 TRANSFER = re.compile(r"transfer(?:red)?[_ ]to[_ ](?:human|agent)", re.I)
 #: The agent gives up on getting the data and proceeds with assumed, sample or invented values.
 WORKAROUND = re.compile(
@@ -53,6 +54,13 @@ WORKAROUND = re.compile(
     re.I,
 )
 CODE = re.compile(r"```")
+#: A state-changing tool call by its name (book_, cancel_, update_, send_, ...): the kind of step
+#: a tool-using agent's failure is decided at.
+WRITE_CALL = re.compile(
+    r"^(?:book|cancel|update|modify|send|exchange|return|create|delete|add|remove|set|"
+    r"write|post|put|submit|transfer)_",
+    re.I,
+)
 
 
 def is_error(text: str) -> bool:
@@ -113,6 +121,7 @@ __all__ = [
     "TOOL_OUTPUT",
     "TRANSFER",
     "WORKAROUND",
+    "WRITE_CALL",
     "error_family",
     "error_type",
     "is_error",

@@ -142,5 +142,5 @@ def test_features_are_bounded_and_attribution_never_crashes(ts) -> None:
     for row in step_features(run):
         assert set(row) == set(STEP_FEATURES) and all(0.0 <= v <= 1.0 for v in row.values())
     a = LinearAttributor({f: 1.0 for f in STEP_FEATURES}).attribute(run)
-    assert a is None or 0 <= a.step < len(ts)
+    assert a is None or (0 <= a.position < len(ts) and a.step == ts[a.position].index)
     json.dumps(a.evidence if a else {})
