@@ -244,7 +244,7 @@ def main() -> None:
             else f"{'trivial: ' + k:<52}{'':>8}{v:>8.3f}"
         )
     for name, res in results.items():
-        if name != "algorithm_generated":
+        if "default_bundled_weights_out_of_sample" in res:
             acc = res["default_bundled_weights_out_of_sample"]
             label = f"{name} (n={res['runs']}), bundled weights"
             print(f"{label:<52}{acc['agent']:>8.3f}{acc['step']:>8.3f}")
