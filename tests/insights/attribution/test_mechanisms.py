@@ -112,3 +112,23 @@ def test_held_out_runs_are_neither_attributed_nor_clustered(tmp_path) -> None:
     assert set(report.attributions["record_id"]) == set(search["record_id"])
     members = {m for ms in report.mechanisms["members"] for m in ms}
     assert members == set(search["record_id"])
+
+
+def test_tau_bench_runs_are_attributed_from_their_calls_and_tool_results() -> None:
+    from pathlib import Path
+
+    from contextos_lab.insights.attribution.runs import attribute_runs
+    from contextos_lab.insights.run_columns import runs_frame
+
+    tau = Path(__file__).parents[1] / "fixtures" / "tau_bench_airline_small.json"
+    loaded = load_sources([str(tau)])
+    runs = runs_frame(loaded.records)
+    attributed = attribute_runs(loaded.traces, runs)
+    assert len(attributed) == int(runs["failed"].sum())  # the run without ground truth too
+    task = attributed["record_id"].map(
+        runs.set_index("record_id")["inputs"].map(lambda d: d["task_id"])
+    )
+    cancel = attributed[task == 7].iloc[0]  # its cancel_reservation call answered an error
+    assert cancel["act"] == "calls cancel_reservation" and cancel["error_steps"] == [3]
+    assert cancel["diff"] == "misses an expected write"  # the stored diff, where GT exists
+    assert attributed[task == 13]["diff"].isna().all()  # no ground truth, no diff
