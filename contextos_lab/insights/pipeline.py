@@ -14,10 +14,18 @@ from typing import Any
 
 import pandas as pd
 
+from contextos_lab.insights.attribution.by_source import attribute_by_source
+from contextos_lab.insights.attribution.mechanisms import mechanism_clusters
+from contextos_lab.insights.attribution.runs import COLUMNS as ATTRIBUTION_COLUMNS
 from contextos_lab.insights.findings import DEFAULT_FAMILY, Candidate, family_of_inputs, hold
 from contextos_lab.insights.research_queue import ResearchCandidate, research_candidates
 from contextos_lab.insights.routing import routing_frame
-from contextos_lab.insights.run_insights import failure_table, run_insight_candidates, runs_frame
+from contextos_lab.insights.run_insights import (
+    RULES,
+    failure_table,
+    run_insight_candidates,
+    runs_frame,
+)
 from contextos_lab.insights.split import SEARCH, SplitSpec
 from contextos_lab.insights.synthesize import (
     check_min_cluster_size,
@@ -30,7 +38,7 @@ from contextos_lab.loaders.inspect_logs import load_inspect
 from contextos_lab.loaders.otlp import Trace, TraceLoadResult, load_otlp, new_result
 from contextos_lab.loaders.quarantine import QuarantinedRow
 from contextos_lab.loaders.tau_bench import load_tau_bench
-from contextos_lab.loaders.who_and_when import load_who_and_when
+from contextos_lab.loaders.who_and_when import ANNOTATOR, load_who_and_when
 from contextos_lab.schemas.base import EnvelopeList, canonical_json
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.feedback import FeedbackEntry
@@ -122,6 +130,11 @@ def load_sources(sources: str | Path | Sequence[str | Path]) -> Loaded:
 
 
 _UNMATCHED_COLUMNS = ("feedback_id", "trace_id", "decision_record_id", "split")
+#: Signers whose "feedback" is a data set's annotation: the answer key that scores the analysis
+#: (attribution-vs-annotation tables), never an input to it.
+ANSWER_KEY_SIGNERS = frozenset({ANNOTATOR})
+#: Run rules that group by an annotation; left out of discovery for the same reason.
+ANSWER_KEY_RULES = frozenset({"agent_phase"})
 
 
 @dataclass
@@ -145,6 +158,13 @@ class ClusterReport:
     #: Held-out counts (runs, feedback) kept from discovery for the gate, and how many
     #: search-split corrections were folded into the failed run they correct.
     heldout: dict[str, int] = field(default_factory=dict)
+    #: One row per failed search-split run with a trace: the attributed agent and step with
+    #: evidence, the run's mechanism and cluster; `annotated_*` columns are the answer key.
+    attributions: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=[*ATTRIBUTION_COLUMNS, "cluster"])
+    )
+    #: Mechanism clusters of the attributed runs (see `attribution.mechanisms`).
+    mechanisms: pd.DataFrame = field(default_factory=lambda: mechanism_clusters(pd.DataFrame()))
 
     def insights_frame(self) -> pd.DataFrame:
         """One row per insight, findings first: `standing` is `finding` only where the test ran
@@ -223,6 +243,8 @@ class ClusterReport:
             "quarantined": len(self.quarantined),
             "feedback_without_record": self.feedback_without_record.to_dict("records"),
             "heldout": self.heldout,
+            "attributions": self.attributions.to_dict("records"),
+            "mechanism_clusters": self.mechanisms.to_dict("records"),
         }
 
 
@@ -244,14 +266,15 @@ def analyse(
     m = check_min_cluster_size(min_cluster_size)
     split = SplitSpec(heldout_fraction)
     records = [r for r in loaded.records if since is None or r.decided_at >= since]
-    runs = runs_frame(records, loaded.feedback, split)
-    fb_split = split.assign(f.trace_id for f in loaded.feedback).to_numpy()
-    feedback = [f for f, s in zip(loaded.feedback, fb_split, strict=True) if s == SEARCH]
+    observed = [f for f in loaded.feedback if f.signed_by not in ANSWER_KEY_SIGNERS]
+    runs = runs_frame(records, observed, split)
+    fb_split = split.assign(f.trace_id for f in observed).to_numpy()
+    feedback = [f for f, s in zip(observed, fb_split, strict=True) if s == SEARCH]
     traced = {r.trace_id for r in loaded.records}
     unmatched = pd.DataFrame(
         [
             (f.id, f.trace_id, f.decision_record_id, s)
-            for f, s in zip(loaded.feedback, fb_split, strict=True)
+            for f, s in zip(observed, fb_split, strict=True)
             if f.trace_id not in traced
         ],
         columns=list(_UNMATCHED_COLUMNS),
@@ -277,7 +300,17 @@ def analyse(
             for i in insights_from_clusters(found, part, since, family=family)
         ]
     clusters = EnvelopeList(cluster_list, InsightCluster)
-    candidates += run_insight_candidates(runs, min_cluster_size=m, split=split)
+    candidates += run_insight_candidates(
+        runs,
+        min_cluster_size=m,
+        split=split,
+        rules=[r for r in RULES if r not in ANSWER_KEY_RULES],
+    )
+    search_runs = runs[runs["split"] == SEARCH]
+    attributions, mechanisms, mechanism_candidates = attribute_by_source(
+        loaded.traces, search_runs, m, split
+    )
+    candidates += mechanism_candidates
     insights = hold(candidates)
     texts = [(f.id, f.override_reason_text) for f in feedback if f.override_reason_text]
     text = (
@@ -305,6 +338,8 @@ def analyse(
             "feedback": int((fb_split != SEARCH).sum()),
             "feedback_folded_into_failed_runs": len(feedback) - len(free),
         },
+        attributions=attributions,
+        mechanisms=mechanisms,
     )
 
 

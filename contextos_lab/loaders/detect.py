@@ -6,7 +6,8 @@ its first JSON value (the first element of a list, the first line of JSON lines,
 of a parquet file's columns):
 
 - `tau-bench`: a run with `traj`/`trajectory` and a `reward` (or `info.reward_info`);
-- `who-and-when`: an annotated run (`mistake_agent`/`mistake_step`/`mistake_reason` + `history`);
+- `who-and-when`: a multi-agent run's `history` of turns (`content` + `name`/`role`), with or
+  without the annotation (`mistake_agent`/`mistake_step`/`mistake_reason`);
 - `otlp`: an OTLP/JSON request (`resourceSpans`);
 - `inspect`: an Inspect AI eval log (a `.eval` zip archive, or JSON with `eval` and `version`);
 - `unknown`: anything else (the OTLP reader then quarantines it with its reason).
@@ -28,6 +29,18 @@ SUFFIXES = (".json", ".jsonl", ".parquet", ".eval")
 _WW_KEYS = {"mistake_agent", "mistake_step", "mistake_reason"}
 
 
+def _turns(history: Any) -> bool:
+    """A list of turns: objects with `content` and a speaker (`name` or `role`)."""
+    return (
+        isinstance(history, list)
+        and bool(history)
+        and all(
+            isinstance(t, Mapping) and "content" in t and ("name" in t or "role" in t)
+            for t in history[:3]
+        )
+    )
+
+
 def kind_of_value(value: Any) -> str:
     first = value[0] if isinstance(value, list) and value else value
     if not isinstance(first, Mapping):
@@ -35,7 +48,7 @@ def kind_of_value(value: Any) -> str:
     keys = set(first)
     if keys & {"traj", "trajectory"} and ("reward" in keys or "info" in keys):
         return "tau-bench"
-    if keys & _WW_KEYS and "history" in keys:
+    if "history" in keys and (keys & _WW_KEYS or _turns(first["history"]) or "question" in keys):
         return "who-and-when"
     if "resourceSpans" in keys or "resource_spans" in keys:
         return "otlp"

@@ -146,7 +146,7 @@ def _trace(trace_id: str, traj: Sequence[Any], start: datetime, attrs: dict[str,
                     },
                 )
             )
-        if role in ("user", "assistant") and msg.get("content"):
+        if role in ("user", "assistant", "tool") and msg.get("content"):
             spans.append(
                 Span(
                     trace_id,
@@ -229,8 +229,7 @@ def _run(
     gt_raw = (task or {}).get("actions")
     if gt_raw is None:
         gt_raw = reward_info.get("actions")
-    if gt_raw is None and reward < 1:
-        return None, ("info.task.actions", "failed run without ground-truth actions")
+    # A failed run without ground truth is analysed from its trajectory alone (no action diff).
     expected = _actions(gt_raw)
     taken, _ = _taken(traj)
     dom = domain or "tau"
@@ -248,7 +247,9 @@ def _run(
     outputs = (reward_info.get("info") or {}) if isinstance(reward_info, Mapping) else {}
     outputs_ok = not (isinstance(outputs, Mapping) and outputs.get("r_outputs") == 0.0)
     reason = (
-        None if passed else derive_reason(taken, expected, stopped=stopped, outputs_ok=outputs_ok)
+        None
+        if passed or gt_raw is None
+        else derive_reason(taken, expected, stopped=stopped, outputs_ok=outputs_ok)
     )
     gt_writes = [a.name for a in expected if is_write(a.name)]
     taken_writes = [a.name for a in taken if is_write(a.name) and not a.failed]

@@ -7,9 +7,14 @@ Algorithm-Generated subset names the speaker in `name`, Hand-Crafted in `role`),
 annotator's explanation), and optionally `question_ID`, `level`, `is_correct`/`is_corrected`,
 `system_prompt`. Files may be single objects, lists, JSON lines or the dataset's parquet.
 
-Each run becomes a trace (one span per turn), a FAILED DecisionRecord and a FeedbackEntry on that
-record whose `override_reason_text` is the annotator's reason (one observation with two sources:
-the analysis counts the run once). The key comes from the task (`<subset>.level_<level>`), never
+Each run becomes a trace (one span per turn), a FAILED DecisionRecord and, when the run is
+annotated, a FeedbackEntry on that record whose `override_reason_text` is the annotator's reason
+(one observation with two sources: the analysis counts the run once). A run without annotations
+(no `mistake_agent`/`mistake_step`/`mistake_reason`: what a researcher usually has) is loaded
+the same way, without feedback and with the annotation columns empty; it is FAILED unless it
+says `is_correct: true`. Annotations are the answer key: the analysis reads the trace.
+
+The key comes from the task (`<subset>.level_<level>`), never
 from the mistake; the annotation (`mistake_agent`, `mistake_step`, the run phase of that step,
 and `mistake_type`, `is_corrected`, `labels` where present) travels in `inputs`. An annotation
 whose step is spoken by another agent than `mistake_agent`, or whose step is outside the
@@ -50,6 +55,8 @@ from contextos_lab.schemas.ids import new_id
 
 #: Annotation fields beyond agent/step/reason that some subsets carry; kept verbatim.
 EXTRA_ANNOTATIONS = ("mistake_type", "is_corrected", "is_correct", "labels")
+#: The annotation proper: a run carrying none of them is an unannotated trace, not an error.
+ANNOTATION_KEYS = ("mistake_agent", "mistake_step", "mistake_reason")
 PHASES = ("first_third", "middle_third", "last_third")
 ANNOTATOR = "who_and_when_annotator"
 REASON_CLASS = "agent_mistake"
@@ -59,7 +66,8 @@ REASON_CLASS = "agent_mistake"
 class AnnotatedFailure:
     trace: Trace
     record: DecisionRecord
-    feedback: FeedbackEntry
+    #: The annotator's reason as a correction; None for an unannotated run.
+    feedback: FeedbackEntry | None
 
 
 def _slug(text: str) -> str:
@@ -126,7 +134,8 @@ def load_who_and_when(paths: str | Path | Iterable[str | Path]) -> TraceLoadResu
                 continue
             result.traces.append(item.trace)
             result.records.append(item.record)
-            result.feedback.append(item.feedback)
+            if item.feedback is not None:
+                result.feedback.append(item.feedback)
     return result
 
 
@@ -139,19 +148,22 @@ def _failure(
 ) -> tuple[AnnotatedFailure | None, tuple[str | None, str]]:
     if isinstance(raw, Exception) or not isinstance(raw, Mapping):
         return None, (None, f"not a JSON object: {raw}")
-    reason = raw.get("mistake_reason")
-    if not isinstance(reason, str) or not reason.strip():
-        return None, ("mistake_reason", "no annotated mistake_reason")
-    agent = raw.get("mistake_agent")
-    if not isinstance(agent, str) or not agent.strip():
-        return None, ("mistake_agent", "no annotated mistake_agent")
-    try:
-        step = int(str(raw.get("mistake_step")).strip())
-    except ValueError:
-        return None, (
-            "mistake_step",
-            f"mistake_step is not an integer: {raw.get('mistake_step')!r}",
-        )
+    annotated = any(raw.get(k) not in (None, "") for k in ANNOTATION_KEYS)
+    reason, agent, step = None, None, None
+    if annotated:  # an annotation, when given, must be whole
+        reason = raw.get("mistake_reason")
+        if not isinstance(reason, str) or not reason.strip():
+            return None, ("mistake_reason", "no annotated mistake_reason")
+        agent = raw.get("mistake_agent")
+        if not isinstance(agent, str) or not agent.strip():
+            return None, ("mistake_agent", "no annotated mistake_agent")
+        try:
+            step = int(str(raw.get("mistake_step")).strip())
+        except ValueError:
+            return None, (
+                "mistake_step",
+                f"mistake_step is not an integer: {raw.get('mistake_step')!r}",
+            )
     history = raw.get("history")
     if hasattr(history, "tolist"):  # parquet gives numpy arrays
         history = history.tolist()
@@ -190,14 +202,17 @@ def _failure(
                 },
             )
         )
-    speaker = _speaker(turns[step]) if 0 <= step < len(turns) else None
-    if speaker is None:
+    speaker = _speaker(turns[step]) if step is not None and 0 <= step < len(turns) else None
+    if step is None or agent is None:
+        flag = None
+    elif speaker is None:
         flag = f"mistake_step {step} is outside the history ({len(turns)} steps)"
     elif not _same_agent(speaker, agent):
         flag = f"step {step} is spoken by {speaker}, not by mistake_agent {agent}"
     else:
         flag = None
-    phase = phase_of(step, len(turns))
+    phase = phase_of(step, len(turns)) if step is not None else None
+    failed = raw.get("is_correct") is not True
     level = raw.get("level")
     ground_truth = raw.get("ground_truth", raw.get("groundtruth"))
     attrs = {
@@ -210,22 +225,25 @@ def _failure(
     trace = Trace(trace_id, "who-and-when", tuple(spans), attrs)
     decision_key = f"{subset}.level_{_slug(str(level))}" if level not in (None, "") else subset
     extra = {k: raw[k] for k in EXTRA_ANNOTATIONS if k in raw}
-    # Reason classes are a registry; the free `mistake_type` stays an annotation column.
+    # The run's reason class is not taken from its annotation (annotated and unannotated runs
+    # are analysed alike); the annotator's correction carries REASON_CLASS, the free
+    # `mistake_type` stays an annotation column.
     reason_class = REASON_CLASS
     record = DecisionRecord(
         record_id=new_id("dr", at=at, seed=trace_id),
         trace_id=trace_id,
         decision_key=decision_key,
         intent=subset,
-        status=TerminalStatus.failed,
+        status=TerminalStatus.failed if failed else TerminalStatus.completed,
         decision="answer",
         inputs={
             "source": "who-and-when",
-            "failed": True,
-            "reason_class": reason_class,
+            "failed": failed,
+            "annotated": annotated,
+            "reason_class": None,
             "mistake_agent": agent,
             "mistake_step": step,
-            "mistake_reason": reason.strip(),
+            "mistake_reason": reason.strip() if reason else None,
             "n_steps": len(turns),
             "phase": phase,
             "speaker_at_step": speaker,
@@ -237,6 +255,8 @@ def _failure(
         tool_calls=tuple(_speaker(t) for t in turns),
         decided_at=at,
     )
+    if not annotated or reason is None:
+        return AnnotatedFailure(trace, record, None), (None, "")
     feedback = FeedbackEntry(
         id=new_id("fb", at=at, seed=trace_id),
         trace_id=trace_id,

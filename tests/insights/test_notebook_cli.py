@@ -29,7 +29,7 @@ def test_cluster_cli_writes_insights_json(tmp_path, capsys) -> None:
     data = json.loads((tmp_path / "insights.json").read_text())
     assert data["insights"] and data["routing"] and data["research_candidates"]
     assert len(data["routing"]) == len(data["insights"])
-    assert data["quarantined"] == 7
+    assert data["quarantined"] == 6  # the failed tau-bench run without ground truth is analysed
     assert "research candidates" in capsys.readouterr().out
 
 

@@ -52,13 +52,15 @@ def test_renamed_folders_give_byte_identical_insights(tmp_path: Path) -> None:
     assert json.loads(a)["failure_table"]  # something was analysed
 
 
-def test_a_failed_run_with_a_correction_is_one_observation() -> None:
+def test_an_annotators_correction_is_the_answer_key_not_an_observation() -> None:
     loaded = load_sources([str(WW)])
     assert len(loaded.records) == len(loaded.feedback) == 2
-    loaded.records *= 1
     report = analyse(loaded, min_cluster_size=5, heldout_fraction=0.0, text_backend=None)
-    assert len(report.clusters) == 0  # the corrections are counted with their failed runs
-    assert report.heldout["feedback_folded_into_failed_runs"] == 2
+    assert len(report.clusters) == 0 and report.text is None
+    assert report.heldout["feedback_folded_into_failed_runs"] == 0  # never read as input
+    assert set(report.runs["reason_class"]) == {"unclassified"}  # not the annotation's class
+    # ... but kept beside the attribution to score it
+    assert set(report.attributions["annotated_agent"]) == set(report.runs["mistake_agent"])
 
 
 def _frame(rows: list[tuple[str, bool, tuple[str, ...]]]) -> pd.DataFrame:
@@ -119,7 +121,7 @@ def test_cluster_writes_quarantine_and_reports_the_heldout_split(tmp_path, capsy
     printed = capsys.readouterr().out
     quarantine = out / "insights.json.quarantine.jsonl"
     rows = [json.loads(line) for line in quarantine.read_text().splitlines()]
-    assert len(rows) == 7 and all(r["message"] and r["file"] for r in rows)
+    assert len(rows) == 6 and all(r["message"] and r["file"] for r in rows)
     assert f"quarantined rows and reasons: {quarantine}" in printed
     assert "held out for the gate:" in printed and "not shown" in printed
 
@@ -156,7 +158,7 @@ def test_quality_figures_on_the_fixtures() -> None:
     report = analyse(loaded, text_backend=None)
     assert report.insights and duplicates(report) == 0
     tau = tau_action_diff_agreement(report.runs)
-    assert tau["failed_runs"] == 9 and tau["classes"]["wrong_arguments"] == 1
+    assert tau["failed_runs"] == 10 and tau["classes"]["wrong_arguments"] == 1
     assert tau["classes"]["state_mismatch"] == 1  # writes all matched: no write is called wrong
     purity = agent_phase_purity(report.runs)
     assert purity["annotated_runs"] == 2 and purity["purity"] == 1.0

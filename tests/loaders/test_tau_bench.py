@@ -46,14 +46,17 @@ def test_each_reason_class_is_derived_from_the_fixture() -> None:
     }
     assert by_task[1].inputs["action_diff"]["missing"] == ["book_reservation"]
     assert by_task[10].status == TerminalStatus.completed  # `trajectory` spelling accepted
-    assert len(result.traces) == len(result.records) == 11
+    assert len(result.traces) == len(result.records) == 12
+    # a failed run without ground truth is analysed from its trajectory, not quarantined
+    assert by_task[13].inputs["failed"] and "reason_class" not in by_task[13].inputs
+    assert by_task[13].decision_key == "airline.no_ground_truth"
     assert result.traces[1].tool_calls == ("get_user_details",)
 
 
 def test_variant_records_are_quarantined_with_reasons() -> None:
     result = load_tau_bench(FIXTURE)
     got = {(q.line, q.field) for q in result.quarantined}
-    assert got == {(12, "reward"), (13, "traj"), (14, "info.task.actions"), (15, None)}
+    assert got == {(12, "reward"), (13, "traj"), (15, None)}
     assert all(q.message and q.file.endswith(".json") for q in result.quarantined)
 
 
@@ -66,7 +69,7 @@ def test_unreadable_file_is_quarantined_not_raised(tmp_path) -> None:
 
 def test_failure_counts_add_up_to_failed_runs() -> None:
     frame = runs_frame(list(load_tau_bench(FIXTURE).records))
-    assert int(failure_table(frame)["count"].sum()) == int(frame["failed"].sum()) == 9
+    assert int(failure_table(frame)["count"].sum()) == int(frame["failed"].sum()) == 10
 
 
 def test_transfer_in_ground_truth_is_not_a_failure_reason() -> None:

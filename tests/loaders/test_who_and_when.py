@@ -85,7 +85,23 @@ def test_every_annotation_field_is_kept(tmp_path) -> None:
         "is_corrected": True,
         "labels": ["x", "y"],
     }
-    assert record.inputs["reason_class"] == "agent_mistake"  # the registry's class
+    # the annotator's correction carries the registry's class; the run itself is not classed
+    # by its annotation, so an unannotated copy of it is analysed alike
+    assert result.feedback[0].override_reason_class == "agent_mistake"
+    assert record.inputs["reason_class"] is None
+
+
+def test_a_run_without_annotations_is_loaded_not_quarantined(tmp_path) -> None:
+    row = {k: v for k, v in _row().items() if not k.startswith("mistake_")}
+    (tmp_path / "x.json").write_text(json.dumps(row))
+    result = load_who_and_when(tmp_path / "x.json")
+    assert not result.quarantined and not result.feedback
+    (record,) = result.records
+    assert record.inputs["failed"] and record.inputs["mistake_agent"] is None
+    assert record.inputs["annotated"] is False and record.inputs["annotation_flag"] is None
+    partial = {**row, "mistake_agent": "WebSurfer"}  # an annotation, when given, must be whole
+    (tmp_path / "y.json").write_text(json.dumps(partial))
+    assert load_who_and_when(tmp_path / "y.json").quarantined[0].field == "mistake_reason"
 
 
 def test_the_subset_is_read_from_content_not_from_folder_names(tmp_path) -> None:

@@ -1,0 +1,231 @@
+"""Generic features of a run and of each of its steps, the only input an attributor scores.
+
+Roles come from what a speaker does, not from who it is: a *tool* speaker's turns are mostly
+execution output (or its name says executor/terminal, or the turn is a tau-bench tool call's
+result); an *orchestrator* writes a progress ledger or is named as a manager/planner; *user* is
+the simulated customer of a tool-calling run; everyone else is an *agent*. Step features are
+positions and signals relative to the run's own events (the first error, the orchestrator's
+first loop/stall flag), so they carry over to other multi-agent systems and speaker layouts.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from contextos_lab.insights.attribution import signals as sig
+from contextos_lab.insights.attribution.turns import RunTrace, agent_key
+
+TOOL, ORCHESTRATOR, USER, AGENT = "tool", "orchestrator", "user", "agent"
+
+#: Step features, in the order of a feature vector (all in [0, 1]).
+STEP_FEATURES = (
+    "role_orchestrator",
+    "role_user",
+    "first_turn",
+    "second_turn",
+    "position",
+    "first_turn_of_speaker",
+    "same_speaker_as_previous",
+    "issues_action",
+    "action_fails",
+    "last_actor_before_first_error",
+    "before_first_error",
+    "responds_to_error",
+    "first_actor_after_last_error",
+    "run_has_error",
+    "workaround_language",
+    "has_code",
+    "length",
+    "terminate_only",
+    "last_actor_before_first_flag",
+    "repeats_previous_action",
+    "task_turn_issues_action",
+    "speaker_share",
+    "unsupported_figures",
+    "figures_reach_the_end",
+    "first_write_call",
+)
+
+#: Figures (numbers with their units cut off) a turn states; code blocks are left out.
+_FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.S)
+
+
+def _figures(text: str) -> set[str]:
+    return {f.replace(",", "") for f in _FIGURE.findall(_CODE_BLOCK.sub(" ", text)) if len(f) > 1}
+
+
+def roles(run: RunTrace) -> dict[str, str]:
+    """Role of each speaker key (see the module docstring)."""
+    texts: dict[str, list[str]] = {}
+    names: dict[str, str] = {}
+    for turn in run.turns:
+        key = agent_key(turn.speaker)
+        texts.setdefault(key, []).append(turn.content)
+        names.setdefault(key, turn.speaker)
+    out: dict[str, str] = {}
+    for key, contents in texts.items():
+        name = names[key]
+        output_like = sum(bool(sig.TOOL_OUTPUT.match(c)) for c in contents)
+        if name.lower() == "tool" or sig.TOOL_NAME.search(name) or output_like * 2 >= len(contents):
+            out[key] = TOOL
+        elif sig.ORCHESTRATOR_NAME.search(name) or any(sig.LEDGER.search(c) for c in contents):
+            out[key] = ORCHESTRATOR
+        elif name.lower() in ("user", "human", "customer"):
+            out[key] = USER
+        else:
+            out[key] = AGENT
+    return out
+
+
+@dataclass
+class RunSignals:
+    """What happened in the run as a whole, with the step each event was first seen at."""
+
+    role: dict[str, str]
+    errors: list[int] = field(default_factory=list)
+    error_types: dict[int, str] = field(default_factory=dict)
+    loop_steps: list[int] = field(default_factory=list)
+    stall_steps: list[int] = field(default_factory=list)
+    limit: bool = False
+    terminated: bool = False
+    transferred: bool = False
+    repeated_steps: list[int] = field(default_factory=list)
+
+    @property
+    def first_flag(self) -> int | None:
+        flags = self.loop_steps + self.stall_steps
+        return min(flags) if flags else None
+
+    @property
+    def ending(self) -> str:
+        if self.limit:
+            return "on a round or time limit"
+        if self.transferred:
+            return "with a transfer to a human"
+        if self.terminated:
+            return "with TERMINATE"
+        return "without a termination signal"
+
+
+def _action(turn_text: str, tool: str | None) -> str:
+    return f"{tool}:{turn_text}" if tool else turn_text.strip()
+
+
+def run_signals(run: RunTrace) -> RunSignals:
+    role = roles(run)
+    out = RunSignals(role)
+    seen: Counter[str] = Counter()
+    for i, turn in enumerate(run.turns):
+        r = role[agent_key(turn.speaker)]
+        text = turn.content
+        if r == TOOL and sig.is_error(text):
+            out.errors.append(i)
+            out.error_types[i] = sig.error_type(text) or "error"
+        if sig.LOOP.search(text):
+            out.loop_steps.append(i)
+        if sig.NO_PROGRESS.search(text) or (r == ORCHESTRATOR and sig.STALL.search(text)):
+            out.stall_steps.append(i)
+        if sig.LIMIT.search(text) and i >= len(run.turns) - 3:
+            out.limit = True
+        if sig.TRANSFER.search(text) or (turn.tool and sig.TRANSFER.search(turn.tool)):
+            out.transferred = True
+        if (r != TOOL and len(text.strip()) > 20) or turn.tool:
+            action = _action(text, turn.tool)
+            if seen[action]:
+                out.repeated_steps.append(i)
+            seen[action] += 1
+    tail = run.turns[-2:] if run.turns else ()
+    out.terminated = any(sig.TERMINATE.search(t.content) for t in tail)
+    return out
+
+
+def _last_before(candidates: list[int], event: int | None) -> int | None:
+    if event is None:
+        return None
+    before = [i for i in candidates if i < event]
+    return before[-1] if before else None
+
+
+def step_features(run: RunTrace, signals: RunSignals | None = None) -> list[dict[str, float]]:
+    """One feature row per turn (see STEP_FEATURES); tool turns get a row too, the
+    attributor decides which turns are candidates."""
+    s = signals or run_signals(run)
+    turns = run.turns
+    n = len(turns)
+    role_of = [s.role[agent_key(t.speaker)] for t in turns]
+    actors = [i for i in range(n) if role_of[i] not in (TOOL, USER)]
+    first_error = s.errors[0] if s.errors else None
+    last_error = s.errors[-1] if s.errors else None
+    before_error = _last_before(actors, first_error)
+    after_last = next((i for i in actors if last_error is not None and i > last_error), None)
+    before_flag = _last_before(
+        [i for i in actors if role_of[i] != ORCHESTRATOR] or actors, s.first_flag
+    )
+    error_set, repeated = set(s.errors), set(s.repeated_steps)
+    figures = [_figures(t.content) for t in turns]
+    said: set[str] = set()
+    new_figures = []
+    for i in range(n):
+        new_figures.append(figures[i] - said if role_of[i] != TOOL else set())
+        said |= figures[i]
+    writes = [i for i, t in enumerate(turns) if t.tool and sig.WRITE_CALL.match(t.tool)]
+    first_write = writes[0] if writes else None
+    last_actor = max((i for i in actors if len(turns[i].content.strip()) > 20), default=None)
+    final = figures[last_actor] if last_actor is not None else set()
+    counts = Counter(agent_key(turns[i].speaker) for i in actors)
+    share = {k: counts.get(k, 0) / max(1, len(actors)) for k in s.role}
+    seen: set[str] = set()
+    rows = []
+    for i, turn in enumerate(turns):
+        key = agent_key(turn.speaker)
+        nxt = i + 1 if i + 1 < n else None
+        issues = bool(turn.tool) or (nxt is not None and role_of[nxt] == TOOL)
+        text = turn.content
+        rows.append(
+            {
+                "role_orchestrator": float(role_of[i] == ORCHESTRATOR),
+                "role_user": float(role_of[i] == USER),
+                "first_turn": float(i == 0),
+                "second_turn": float(i == 1),
+                "position": i / max(1, n - 1),
+                "first_turn_of_speaker": float(key not in seen),
+                "same_speaker_as_previous": float(i > 0 and agent_key(turns[i - 1].speaker) == key),
+                "issues_action": float(issues),
+                "action_fails": float(issues and nxt is not None and nxt in error_set),
+                "last_actor_before_first_error": float(i == before_error),
+                "before_first_error": float(first_error is not None and i < first_error),
+                "responds_to_error": float(i - 1 in error_set),
+                "first_actor_after_last_error": float(i == after_last),
+                "run_has_error": float(first_error is not None),
+                "workaround_language": float(bool(sig.WORKAROUND.search(text))),
+                "has_code": float(bool(sig.CODE.search(text))),
+                "length": min(1.0, math.log1p(len(text)) / 10),
+                "terminate_only": float(text.strip().rstrip(".").upper() == "TERMINATE"),
+                "last_actor_before_first_flag": float(i == before_flag),
+                "repeats_previous_action": float(i in repeated),
+                "task_turn_issues_action": float(i == 0 and issues),
+                "speaker_share": share[key],
+                "unsupported_figures": min(1.0, len(new_figures[i]) / 5),
+                "figures_reach_the_end": float(bool(new_figures[i] & final)),
+                "first_write_call": float(i == first_write),
+            }
+        )
+        seen.add(key)
+    return rows
+
+
+__all__ = [
+    "AGENT",
+    "ORCHESTRATOR",
+    "STEP_FEATURES",
+    "TOOL",
+    "USER",
+    "RunSignals",
+    "roles",
+    "run_signals",
+    "step_features",
+]

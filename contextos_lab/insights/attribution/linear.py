@@ -1,0 +1,195 @@
+"""The bundled attributors: a linear score over generic step features, and the ten-line rule.
+
+`LinearAttributor` scores every candidate step (turns by an agent or orchestrator: tool output
+and the simulated user are never to blame) as the weighted sum of its features and blames the
+best step's speaker; the evidence is each fired feature's contribution. Weights are fitted by
+logistic regression on annotated runs (`fit_weights`); `cross_validated` reports what that
+procedure scores on runs it was not fitted on (folds over runs, so no run is in both).
+scikit-learn does the fitting rather than a hand-written optimiser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from contextos_lab.insights.attribution.features import (
+    STEP_FEATURES,
+    TOOL,
+    USER,
+    RunSignals,
+    run_signals,
+    step_features,
+)
+from contextos_lab.insights.attribution.protocol import Attribution, excerpt
+from contextos_lab.insights.attribution.turns import RunTrace, agent_key
+
+
+def candidates(run: RunTrace, signals: RunSignals) -> list[int]:
+    """Steps that can be blamed: not tool output; the user only when nobody else speaks."""
+    role = [signals.role[agent_key(t.speaker)] for t in run.turns]
+    steps = [i for i, r in enumerate(role) if r not in (TOOL, USER)]
+    return steps or [i for i, r in enumerate(role) if r != TOOL]
+
+
+def _evidence(run: RunTrace, s: RunSignals) -> dict[str, object]:
+    at = [t.index for t in run.turns]  # positions → the trace's own step ids
+    return {
+        "error_steps": [at[i] for i in s.errors],
+        "error_types": {str(at[k]): v for k, v in s.error_types.items()},
+        "loop_steps": [at[i] for i in s.loop_steps],
+        "stall_steps": [at[i] for i in s.stall_steps],
+        "repeated_steps": [at[i] for i in s.repeated_steps],
+        "limit": s.limit,
+        "terminated": s.terminated,
+        "transferred": s.transferred,
+        "ending": s.ending,
+        "n_steps": len(run.turns),
+    }
+
+
+@dataclass(frozen=True)
+class LinearAttributor:
+    weights: Mapping[str, float]
+    name: str = "linear"
+
+    def scores(self, run: RunTrace, s: RunSignals) -> dict[int, tuple[float, dict[str, float]]]:
+        rows = step_features(run, s)
+        out = {}
+        for i in candidates(run, s):
+            parts = {f: self.weights.get(f, 0.0) * rows[i][f] for f in STEP_FEATURES}
+            out[i] = (sum(parts.values()), parts)
+        return out
+
+    def attribute(self, run: RunTrace) -> Attribution | None:
+        if not run.turns:
+            return None
+        s = run_signals(run)
+        scored = self.scores(run, s)
+        if not scored:
+            return None
+        step = max(scored, key=lambda i: (scored[i][0], -i))  # ties: the earliest step
+        fired = sorted(
+            ((f, round(v, 3)) for f, v in scored[step][1].items() if v > 0),
+            key=lambda fv: -fv[1],
+        )
+        turn = run.turns[step]
+        return Attribution(
+            run_id=run.run_id,
+            agent=turn.speaker,
+            step=turn.index,
+            position=step,
+            role=s.role[agent_key(turn.speaker)],
+            signal=fired[0][0] if fired else "highest score",
+            signals=tuple(fired),
+            excerpt=excerpt(turn.content),
+            attributor=self.name,
+            evidence=_evidence(run, s),
+        )
+
+
+@dataclass(frozen=True)
+class LastActorBeforeErrorRule:
+    """The ten-line rule: the last agent to speak before the first execution error, else the
+    first agent after the task statement."""
+
+    name: str = "last-actor-before-error"
+
+    def attribute(self, run: RunTrace) -> Attribution | None:
+        if not run.turns:
+            return None
+        s = run_signals(run)
+        steps = candidates(run, s)
+        if not steps:
+            return None
+        before = [i for i in steps if s.errors and i < s.errors[0]]
+        step, signal = (
+            (before[-1], "last_actor_before_first_error")
+            if before
+            else (next((i for i in steps if i > 0), steps[0]), "first actor after the task")
+        )
+        turn = run.turns[step]
+        return Attribution(
+            run.run_id,
+            turn.speaker,
+            step,
+            s.role[agent_key(turn.speaker)],
+            signal,
+            ((signal, 1.0),),
+            excerpt(turn.content),
+            self.name,
+            _evidence(run, s),
+        )
+
+
+def training_rows(
+    runs: Sequence[RunTrace], steps: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Candidate-step feature rows, whether each is the annotated step, and the run index."""
+    x, y, g = [], [], []
+    for r, (run, step) in enumerate(zip(runs, steps, strict=True)):
+        s = run_signals(run)
+        rows = step_features(run, s)
+        for i in candidates(run, s):
+            x.append([rows[i][f] for f in STEP_FEATURES])
+            y.append(int(run.turns[i].index == step))
+            g.append(r)
+    return np.array(x, dtype=float), np.array(y, dtype=int), np.array(g, dtype=int)
+
+
+#: Weights for features the training runs cannot inform (constant there: e.g. no orchestrator
+#: ledger in AutoGen group chats). A stated prior, not a fitted value: when the orchestrator
+#: itself says the run loops or stalls, the agent that acted last before that is the prime
+#: suspect, so the flag outweighs any single fitted weight (the largest is under 2).
+#: Likewise a tool-using agent's first state-changing call (a write decides what the run did).
+PRIOR_WEIGHTS = {
+    "last_actor_before_first_flag": 2.0,
+    "first_write_call": 2.0,
+    "role_orchestrator": 0.0,
+    "role_user": 0.0,
+}
+
+
+def fit_weights(runs: Sequence[RunTrace], steps: Sequence[int], c: float = 1.0) -> dict[str, float]:
+    """Logistic-regression weights of the step features (positive = the annotated step); a
+    feature constant over the training runs gets its PRIOR_WEIGHTS value (else 0)."""
+    from sklearn.linear_model import LogisticRegression
+
+    x, y, _ = training_rows(runs, steps)
+    if len(set(y)) < 2:
+        raise ValueError("fitting needs annotated runs whose step is a candidate step")
+    model = LogisticRegression(C=c, max_iter=5000).fit(x, y)
+    constant = x.min(axis=0) == x.max(axis=0)
+    return {
+        f: PRIOR_WEIGHTS.get(f, 0.0) if flat else float(w)
+        for f, w, flat in zip(STEP_FEATURES, model.coef_[0], constant, strict=True)
+    }
+
+
+def cross_validated(
+    runs: Sequence[RunTrace], steps: Sequence[int], folds: int = 10, seed: int = 0, c: float = 1.0
+) -> list[Attribution | None]:
+    """Each run attributed by weights fitted on the other folds' runs only."""
+    from sklearn.model_selection import KFold
+
+    out: list[Attribution | None] = [None] * len(runs)
+    splitter = KFold(n_splits=min(folds, len(runs)), shuffle=True, random_state=seed)
+    for train, test in splitter.split(np.arange(len(runs))):
+        weights = fit_weights([runs[i] for i in train], [steps[i] for i in train], c)
+        model = LinearAttributor(weights, name="linear (cross-validated)")
+        for i in test:
+            out[i] = model.attribute(runs[i])
+    return out
+
+
+__all__ = [
+    "PRIOR_WEIGHTS",
+    "LastActorBeforeErrorRule",
+    "LinearAttributor",
+    "candidates",
+    "cross_validated",
+    "fit_weights",
+    "training_rows",
+]

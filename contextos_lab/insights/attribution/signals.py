@@ -1,0 +1,128 @@
+"""Content signals of one turn or one run, read from the text alone (no model, no network).
+
+Each signal is a pattern a failure researcher looks for when reading a log: an execution error
+(traceback, non-zero exit code, an exception name), the orchestrator's own progress ledger
+saying it is looping or not progressing, a stall/replan statement, a round or time limit, the
+run's termination (TERMINATE, a transfer to a human), a fallback to made-up or sample data, and
+an action repeated verbatim. The patterns are about how agent frameworks write logs (AutoGen,
+Magentic-One, tool-calling agents), never about a data set's agents or tasks.
+"""
+
+from __future__ import annotations
+
+import re
+
+ERROR = re.compile(
+    r"Traceback \(most recent call last\)|exitcode:\s*[1-9]|execution failed|"
+    r"\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\berror:|status code [45]\d\d|"
+    r"\b[45]\d\d (?:client|server) error",
+    re.I,
+)
+EXCEPTION_NAME = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception))\b")
+#: A turn that reports an execution rather than speaks (a code executor, a terminal, a tool).
+TOOL_OUTPUT = re.compile(
+    r"^\s*(?:exitcode:|Code output:|There is no code from the last|"
+    r"\[?tool(?: result| output)?\]?:)",
+    re.I,
+)
+TOOL_NAME = re.compile(r"terminal|executor|interpreter|computer|\btool\b|code_?exec", re.I)
+ORCHESTRATOR_NAME = re.compile(r"orchestrat|manager|planner|coordinator|supervisor", re.I)
+LEDGER = re.compile(r'"(?:is_request_satisfied|is_progress_being_made|is_in_loop|next_speaker)"')
+LOOP = re.compile(
+    r'"is_in_loop"\s*:\s*(?:true|\{[^{}]*"answer"\s*:\s*true)|'
+    r"\b(?:we are|I am|is) (?:stuck )?in a loop\b",
+    re.I,
+)
+NO_PROGRESS = re.compile(
+    r'"is_progress_being_made"\s*:\s*(?:false|\{[^{}]*"answer"\s*:\s*false)', re.I
+)
+STALL = re.compile(
+    r"\bstall(?:ed|ing)?\b|\bre-?plan(?:ning)?\b|\bnew plan\b|\bupdated? (?:the )?plan\b", re.I
+)
+LIMIT = re.compile(
+    r"\b(?:max(?:imum)?[ _](?:rounds?|turns?|steps?|iterations?)|round limit|turn limit|"
+    r"time ?limit|timed? ?out|exceeded the (?:maximum|limit))\b",
+    re.I,
+)
+#: An agent framework's end-of-run token (AutoGen TERMINATE, tau-bench's user ###STOP###).
+TERMINATE = re.compile(r"\bTERMINATE\b|###STOP###")
+TRANSFER = re.compile(r"transfer(?:red)?[_ ]to[_ ](?:human|agent)", re.I)
+#: The agent gives up on getting the data and proceeds with assumed, sample or invented values.
+WORKAROUND = re.compile(
+    r"\bmanual(?:ly)?\b|\binstead\b|\bsample (?:data|dataset)\b|\bdemonstrat|\bplaceholder|"
+    r"\bsimulat|\bmock\b|\bhypothetical|\bassum(?:e|ed|ing|ption)|\bdummy\b|\bfor illustration\b",
+    re.I,
+)
+CODE = re.compile(r"```")
+#: A state-changing tool call by its name (book_, cancel_, update_, send_, ...): the kind of step
+#: a tool-using agent's failure is decided at.
+WRITE_CALL = re.compile(
+    r"^(?:book|cancel|update|modify|send|exchange|return|create|delete|add|remove|set|"
+    r"write|post|put|submit|transfer)_",
+    re.I,
+)
+
+
+def is_error(text: str) -> bool:
+    return bool(ERROR.search(text))
+
+
+def error_type(text: str) -> str | None:
+    """The exception class named in an error output, else "non-zero exit" / "error"."""
+    if not is_error(text):
+        return None
+    names = EXCEPTION_NAME.findall(text)
+    if names:
+        return names[-1]  # a traceback's last exception is the one raised
+    return "non-zero exit" if re.search(r"exitcode:\s*[1-9]", text) else "error"
+
+
+#: Coarse families of error types, so clusters group by what went wrong, not by spelling.
+ERROR_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "a missing file or module",
+        re.compile(r"FileNotFound|ModuleNotFound|ImportError|NoSuchFile", re.I),
+    ),
+    (
+        "an undefined name or attribute",
+        re.compile(r"NameError|AttributeError|KeyError|IndexError|UnboundLocal", re.I),
+    ),
+    (
+        "a type or value error",
+        re.compile(r"TypeError|ValueError|SyntaxError|IndentationError|ZeroDivision", re.I),
+    ),
+    (
+        "a network or access error",
+        re.compile(r"HTTP|Connection|Timeout|SSL|Request|URLError|Permission|40\d|50\d", re.I),
+    ),
+)
+
+
+def error_family(kind: str | None) -> str | None:
+    if kind is None:
+        return None
+    for family, pattern in ERROR_FAMILIES:
+        if pattern.search(kind):
+            return family
+    return "an execution error"
+
+
+__all__ = [
+    "CODE",
+    "ERROR",
+    "LEDGER",
+    "LIMIT",
+    "LOOP",
+    "NO_PROGRESS",
+    "ORCHESTRATOR_NAME",
+    "STALL",
+    "TERMINATE",
+    "TOOL_NAME",
+    "TOOL_OUTPUT",
+    "TRANSFER",
+    "WORKAROUND",
+    "WRITE_CALL",
+    "error_family",
+    "error_type",
+    "is_error",
+]
