@@ -152,6 +152,7 @@ def test_the_fixture_classes_agree_with_their_diffs() -> None:
     frame = runs_frame(list(load_tau_bench(FIXTURE).records))
     got = tau_class_consistency(frame)
     assert got["failed_runs"] == 9 and got["share"] == 1.0, got["inconsistent"]
+    assert got["without_ground_truth"] == 1  # loaded and attributed, but no diff to judge
 
 
 @pytest.mark.external

@@ -57,15 +57,18 @@ def _consistent(d: Mapping[str, Any]) -> bool:
 
 def tau_class_consistency(runs: pd.DataFrame) -> dict[str, Any]:
     """Share of failed tau-bench runs whose class agrees with the stored diff, and the ones
-    that do not (task, class, detail, diff)."""
-    rows = [
+    that do not (task, class, detail, diff). A run loaded without ground truth has neither a
+    diff nor a class: it is counted apart (`without_ground_truth`), not judged."""
+    failed_tau = [
         d
         for d, failed in zip(runs["inputs"], runs["failed"], strict=True)
         if failed and isinstance(d, Mapping) and d.get("source") == "tau-bench"
     ]
+    rows = [d for d in failed_tau if d.get("action_diff") is not None or d.get("reason_class")]
     bad = [d for d in rows if not _consistent(d)]
     return {
         "failed_runs": len(rows),
+        "without_ground_truth": len(failed_tau) - len(rows),
         "consistent": len(rows) - len(bad),
         "share": (len(rows) - len(bad)) / len(rows) if rows else None,
         "inconsistent": [
