@@ -8,6 +8,7 @@ corrects across candidates.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 from typing import Literal
@@ -234,14 +235,12 @@ def sample_size(
     n = float("nan")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
+        with contextlib.suppress(ValueError, ArithmeticError, RuntimeError):
             n = float(
                 TTestPower().solve_power(
                     effect_size=effect, alpha=alpha, power=power, alternative="two-sided"
                 )
             )
-        except (ValueError, ArithmeticError, RuntimeError):
-            pass
     how = "paired t-test power (statsmodels)"
     if not math.isfinite(n) or n <= 0:
         z_a = float(stats.norm.ppf(1.0 - alpha / 2.0))
@@ -250,4 +249,4 @@ def sample_size(
         how = "normal approximation (statsmodels' t-test power did not converge)"
     if not math.isfinite(n) or n > 1e12:
         return None, f"not computable: the effect ({effect:.3g} sd) is too small to size"
-    return max(2, int(math.ceil(n))), how
+    return max(2, math.ceil(n)), how

@@ -213,8 +213,7 @@ def test_missing_target_scores_are_not_computable_never_promoted() -> None:
     )
     assert d.verdict == "underpowered"
     assert d.reasons == (
-        "not computable: gappy has 3 missing or non-finite economics score(s); re-run those "
-        "cases",
+        "not computable: gappy has 3 missing or non-finite economics score(s); re-run those cases",
     )
 
 
