@@ -34,7 +34,14 @@ _ASSIGN = r"\w*[\"']?\s*[:=]\s*[\"']?"  # `=`, `:`, spaces and quotes, JSON and 
 _ASSIGN_EXACT = r"\b[\"']?\s*[:=]\s*[\"']?"  # the key ends here (`tokens: 100` is no key)
 REDACTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("bearer", re.compile(r"^\s*Bearer ", re.IGNORECASE)),
-    ("bearer", re.compile(r"\bBearer\s+\S", re.IGNORECASE)),
+    # mid-line, a credential-looking token must follow (`Bearer token expired` is prose)
+    (
+        "bearer",
+        re.compile(
+            r"\bBearer\s+(?:[\w\-.~+/]{16,}|(?=[A-Za-z]*[\d\-.~+/])[\w\-.~+/]{10,})=*",
+            re.IGNORECASE,
+        ),
+    ),
     ("password", re.compile(r"password=", re.IGNORECASE)),
     ("password", re.compile(rf"\b\w*{_PW}{_ASSIGN}[^\s\"',;]", re.IGNORECASE)),
     ("api_key", re.compile(r"api[_-]?key=", re.IGNORECASE)),

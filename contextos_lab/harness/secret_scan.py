@@ -71,7 +71,19 @@ _NAMES: dict[type[BasePlugin], str] = {
 #: elements is checked with once they are joined.
 TOKEN_PLUGINS = tuple(cls for cls in _NAMES if cls is not BasicAuthDetector)
 #: A bare token long and mixed enough to be a key; shorter ones are words and numbers.
-_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-]{20,}")
+_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{20,}={0,2}")
+#: Public high-entropy data: subresource-integrity and digest prefixes, base64 file headers
+#: (PNG, JPEG, GIF, PDF, ZIP/Office) that logs print.
+_PUBLIC_DATA = re.compile(
+    r"^(?:sha(?:1|224|256|384|512)[-:_]|md5[-:]|iVBORw0KGgo|/9j/|R0lGOD|JVBERi|UEsDB)"
+)
+#: A value that stands for a secret without being one: masks, templates, references.
+_MASKED = re.compile(
+    r"^(?:[*•xX#.]{3,}|<[^>]*>|\$\{[^}]*\}|\{\{.*\}\}|\$\w+|%\(\w+\)s|\[redacted[^\]]*\]"
+    r"|(?:none|null|nil|true|false|redacted|changeme|required|optional|empty|\*)\b)",
+    re.IGNORECASE,
+)
+_VALUE = re.compile(r"[:=]+\s*[\"'`]?\s*(\S+)")
 _HEX = re.compile(r"[0-9a-fA-F\-]+")
 #: A bare token is random enough to be a key when its Shannon entropy (detect-secrets'
 #: measure) reaches this share of the most a string of its length can have (log2 of its
@@ -110,8 +122,7 @@ def _keyword_hit(line: str) -> bool:
                 len(value) >= 3
                 and not heuristic.is_templated_secret(value)
                 and not heuristic.is_prefixed_with_dollar_sign(value)
-                and value.lower() not in {"none", "null", "true", "false", "redacted", "*****"}
-                and not value.startswith("[redacted")
+                and not _MASKED.match(value)
             ):
                 return True
     return False
@@ -134,10 +145,14 @@ def is_metadata_key(assignment: str) -> bool:
 
 
 def plain_assignment(line: str, start: int) -> bool:
-    """The assignment starting at `start` holds a literal value: not a metadata key and not an
-    indirect reference (`secret = os.environ["X"]`, `token = get_token()`), detect-secrets'
-    own heuristic."""
-    return not (is_metadata_key(line[start:]) or heuristic.is_indirect_reference(line[start:]))
+    """The assignment starting at `start` holds a literal value: not a metadata key, not an
+    indirect reference (`secret = os.environ["X"]`, `token = get_token()`, detect-secrets' own
+    heuristic), not a mask, template or variable (`********`, `<redacted>`, `${DB_PASS}`)."""
+    rest = line[start:]
+    value = _VALUE.search(rest)
+    if value is not None and _MASKED.match(value.group(1)):
+        return False
+    return not (is_metadata_key(rest) or heuristic.is_indirect_reference(rest))
 
 
 def _entropy_hit(line: str) -> bool:
@@ -146,6 +161,8 @@ def _entropy_hit(line: str) -> bool:
     for token in _TOKEN.findall(line):
         if _HEX.fullmatch(token) or heuristic.is_potential_uuid(token):
             continue  # hashes, digests and ids are public
+        if _PUBLIC_DATA.match(token):
+            continue
         if heuristic.is_sequential_string(token):
             continue  # `ABCDEF...`
         mixed = any(c.isdigit() for c in token) and any(c.isupper() for c in token)

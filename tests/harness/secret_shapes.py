@@ -266,6 +266,14 @@ _BENIGN: tuple[Callable[[random.Random], str], ...] = (
     lambda r: f"mkdir -p /tmp/{r.choice(_WORDS)}/{r.randint(1, 99)}",
     lambda r: f"ssh-keygen -t ed25519 -C {r.choice(_WORDS)}@example.com",
     lambda r: f"{r.choice(_WORDS)}Manager.handle{r.choice(_WORDS).capitalize()}Event(event, context)",
+    lambda r: f"integrity sha512-{base64.b64encode(r.randbytes(64)).decode()}",
+    lambda r: f"{r.choice(['password', 'api_key', 'token'])}: {r.choice(['********', '<redacted>', '${DB_PASSWORD}', 'null', '[redacted]'])}",
+    lambda r: f"GET /oauth/callback?state={_r(r, HEX, 8)}&token_type=bearer HTTP/1.1",
+    lambda r: f"export AWS_REGION={r.choice(['us-east-1', 'eu-west-2', 'ap-south-1'])}",
+    lambda r: f"thumbnail: iVBORw0KGgoAAAANSUhEUgAA{base64.b64encode(r.randbytes(48)).decode()}",
+    lambda r: f"the Bearer token expired after {r.randint(1, 60)} minutes",
+    lambda r: f"docker pull ghcr.io/{r.choice(_WORDS)}/app@sha256:{_r(r, HEX, 64)}",
+    lambda r: f"X-Request-Id: {_uuid(r)}",
 )
 
 
