@@ -30,8 +30,8 @@ _SECRET = (
     r"(?:\w*secret(?:[_-]\w+)?|\w*token"
     r"|credentials?)"
 )
-_ASSIGN = r"\w*[\"']?\s*[:=]\s*[\"']?"  # `=`, `:`, spaces and quotes, JSON and YAML alike
-_ASSIGN_EXACT = r"\b[\"']?\s*[:=]\s*[\"']?"  # the key ends here (`tokens: 100` is no key)
+_ASSIGN = r"\w*[\"']?\s*(?::=|=>|[:=])\s*[\"']?"  # `=`, `:`, spaces and quotes, JSON and YAML alike
+_ASSIGN_EXACT = r"\b[\"']?\s*(?::=|=>|[:=])\s*[\"']?"  # the key ends here (`tokens: 100` is no key)
 REDACTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("bearer", re.compile(r"^\s*Bearer ", re.IGNORECASE)),
     # mid-line, a credential-looking token must follow (`Bearer token expired` is prose)
@@ -43,10 +43,10 @@ REDACTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("password", re.compile(r"password=", re.IGNORECASE)),
-    ("password", re.compile(rf"\b\w*{_PW}{_ASSIGN}[^\s\"',;]", re.IGNORECASE)),
+    ("password", re.compile(rf"\b\w*{_PW}{_ASSIGN}[^\s\"',;=]", re.IGNORECASE)),
     ("api_key", re.compile(r"api[_-]?key=", re.IGNORECASE)),
-    ("api_key", re.compile(rf"\b\w*{_KEY}{_ASSIGN}[^\s\"',;]", re.IGNORECASE)),
-    ("secret", re.compile(rf"\b{_SECRET}{_ASSIGN_EXACT}[^\s\"',;]", re.IGNORECASE)),
+    ("api_key", re.compile(rf"\b\w*{_KEY}{_ASSIGN}[^\s\"',;=]", re.IGNORECASE)),
+    ("secret", re.compile(rf"\b{_SECRET}{_ASSIGN_EXACT}[^\s\"',;=]", re.IGNORECASE)),
     ("url_credentials", re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s/:@]*:[^\s@]+@", re.IGNORECASE)),
     # `user:pass@host` with no scheme (`mysql -h`, `DATABASE_URL=admin:pw@db:5432`)
     ("url_credentials", re.compile(r"(?<![\w/@])[\w.%+\-]*:[^\s:@/]{2,}@[\w\-]+(?:\.[\w\-]+)+")),
