@@ -88,9 +88,9 @@ _HEX = re.compile(r"[0-9a-fA-F\-]+")
 #: A bare token is random enough to be a key when its Shannon entropy (detect-secrets'
 #: measure) reaches this share of the most a string of its length can have (log2 of its
 #: length): random 20-64 character keys score 0.82-0.97, camel-case identifiers and paths
-#: 0.75-0.81 (and a key needs a digit, an upper and a lower case letter; a long token with
-#: three digits or more counts from 0.72, identifiers seldom carry digits). A fixed limit in
-#: bits would miss short keys or flag long identifiers.
+#: 0.75-0.81 (and a key needs an upper and a lower case letter and a digit; a long token with
+#: three digits or more counts from 0.72, identifiers seldom carry digits; a long one without
+#: digits from 0.86). A fixed limit in bits would miss short keys or flag long identifiers.
 ENTROPY_SHARE = 0.80
 
 
@@ -165,13 +165,16 @@ def _entropy_hit(line: str) -> bool:
             continue
         if heuristic.is_sequential_string(token):
             continue  # `ABCDEF...`
-        mixed = any(c.isdigit() for c in token) and any(c.isupper() for c in token)
-        mixed = mixed and any(c.islower() for c in token)
+        if not (any(c.isupper() for c in token) and any(c.islower() for c in token)):
+            continue
         most = math.log2(min(len(token), 64))
         share = plugin.calculate_shannon_entropy(token) / most
         digits = sum(c.isdigit() for c in token)
-        if mixed and (
-            share >= ENTROPY_SHARE or (share >= 0.72 and digits >= 3 and len(token) >= 24)
+        long = len(token) >= 24
+        if (
+            (digits and share >= ENTROPY_SHARE)
+            or (share >= 0.72 and digits >= 3 and long)
+            or (share >= 0.86 and long)  # no digit: identifiers stay near 0.80
         ):
             return True
     return False
