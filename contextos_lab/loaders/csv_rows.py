@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from contextos_lab.loaders.quarantine import clip
-from contextos_lab.loaders.raw_rows import _BOM, RawRow, UnreadableSource
+from contextos_lab.loaders.raw_rows import RawRow, UnreadableSource, decode_text
 
 
 class _LineTap:
@@ -41,7 +41,7 @@ class _LineTap:
 
 def _csv_rows(path: Path, data: bytes) -> Iterator[RawRow]:
     # surrogateescape keeps bad bytes visible per cell, so one bad row does not sink the file.
-    text = data.removeprefix(_BOM).decode("utf-8", "surrogateescape")
+    text = decode_text(data, "surrogateescape")  # by its BOM: UTF-8 unless it says UTF-16/32
     tap = _LineTap(iter(io.StringIO(text, newline="")))
     reader = csv.reader(tap, strict=True)
     try:

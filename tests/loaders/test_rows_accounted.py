@@ -109,3 +109,15 @@ def test_empty_files_hold_no_rows(tmp_path: Path) -> None:
         (tmp_path / name).write_bytes(data)
         assert rows_held(tmp_path / name) == 0
     assert decode_text(b"\xef\xbb\xbfx\n\xef\xbb\xbfy") == "x\ny"
+
+
+def test_record_files_read_by_their_bom(tmp_path: Path) -> None:
+    from contextos_lab.loaders.readers import open_rows
+
+    row = {"a": "1", "b": "x"}
+    (tmp_path / "r.json").write_bytes(json.dumps([row, row]).encode("utf-16"))
+    (tmp_path / "r.jsonl").write_bytes((b"\xef\xbb\xbf" + json.dumps(row).encode() + b"\n") * 3)
+    (tmp_path / "r.csv").write_bytes("a,b\n1,x\n".encode("utf-16"))
+    for name, n in (("r.json", 2), ("r.jsonl", 3), ("r.csv", 1)):
+        rows = list(open_rows(tmp_path / name).rows)
+        assert [r.data for r in rows] == [row] * n, name
