@@ -70,6 +70,23 @@ REDACTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("password", re.compile(r"\b(?:mysql\w*|mariadb\w*)\b.*\s-p['\"]?[^\s'\"]{2,}", re.IGNORECASE)),
     ("password", re.compile(r"\b(?:machine|login|default)\b.*\bpassword\s+\S", re.IGNORECASE)),
     ("password", re.compile(r"^\s*password\s+\S+\s*$", re.IGNORECASE)),
+    # prose: `the password is Tr0ub4dor&3` (a value with a digit or symbol; `is required` is not)
+    (
+        "password",
+        re.compile(
+            r"\bpass(?:word|phrase)\s+(?:is|was|=|:)\s+['\"]?(?=\S*[\d!@#$%^&*])\S{4,}",
+            re.IGNORECASE,
+        ),
+    ),
+    # .pgpass: host:port:database:user:password
+    ("password", re.compile(r"^\s*[\w.\-*]+:(?:\d+|\*):[\w.\-*]+:[\w.\-*]+:\S+\s*$")),
+    # tools whose short flag takes a password: sshpass -p, redis-cli -a, docker/podman/az login -p
+    ("password", re.compile(r"\bsshpass\s+-p\s*\S+")),
+    ("password", re.compile(r"\bredis-cli\b.*\s-a\s+\S+")),
+    ("password", re.compile(r"\b(?:docker|podman|az|helm registry)\s+login\b.*\s-p\s+\S+")),
+    ("password", re.compile(r"\bmongo(?:sh|dump|restore)?\b.*\s-p\s+\S+")),
+    ("password", re.compile(r"-pass(?:in|out)?\s+pass:\S+")),
+    ("secret", re.compile(r"(?:^|[\s;])_auth(?:token)?\s*[:=]\s*\S{8,}", re.IGNORECASE)),
     ("aws_secret_key", re.compile(r"aws[_-]?secret", re.IGNORECASE)),
     (
         "slack_token",

@@ -26,6 +26,16 @@ _PEM_END = re.compile(r"-----END[A-Z0-9 ]*PRIVATE KEY")
 _MARKER = re.compile(r"\[redacted: \w+\]")
 _USER_FLAG = re.compile(r"^(?:-u|--user|--proxy-user)$")
 _MYSQL = re.compile(r"^(?:mysql\w*|mariadb\w*)$", re.IGNORECASE)
+#: Programs (and, for some, the subcommand) whose short flag's value is a password.
+_PASSWORD_FLAGS: dict[str, tuple[str, str | None]] = {
+    "sshpass": ("-p", None),
+    "redis-cli": ("-a", None),
+    "docker": ("-p", "login"),
+    "podman": ("-p", "login"),
+    "az": ("-p", "login"),
+    "mongo": ("-p", None),
+    "mongosh": ("-p", None),
+}
 _MYSQL_PASSWORD = re.compile(r"^-p.+")
 _FRAGMENT = re.compile(r"[A-Za-z0-9_]{4,}")
 
@@ -114,9 +124,17 @@ def argv_spans(
     """Index -> detector name of every argv element a secret covers beyond its own text."""
     out: dict[int, str] = {}
     mysql = False
+    names = [PurePosixPath(skeleton(a)).name for a in argv]
+    short = {
+        flag
+        for name, (flag, sub) in _PASSWORD_FLAGS.items()
+        if name in names and (sub is None or sub in names)
+    }
     for i, arg in enumerate(argv):
         form = skeleton(arg)
         mysql = mysql or bool(_MYSQL.match(PurePosixPath(form).name))
+        if form in short and i + 1 < len(argv):
+            out[i + 1] = "password"
         if mysql and _MYSQL_PASSWORD.match(form) and not form.startswith("--"):
             out[i] = "password"
         if i + 1 >= len(argv):

@@ -5,6 +5,7 @@ note) is flagged, never obeyed. Disguises are undone before matching, each givin
 
 - `skeleton` (NFKC, zero-width/bidi removed, look-alike letters mapped to Latin), casefolded,
   whitespace collapsed, and line or paragraph separators (U+2028 ...) read as line breaks;
+- Unicode tag characters (invisible) read as the ASCII they mirror;
 - letters spaced apart (`i g n o r e  a l l`, `I.G.N.O.R.E`) joined back;
 - leetspeak digits and symbols read as letters (`1gn0r3`, `@pprove`), `1` both as i and l;
 - for non-Latin languages the NFKC text without look-alike mapping (the mapping would turn
@@ -51,6 +52,16 @@ _ENGLISH = (
     rf"refunds?)\b"
     rf"|\b(?:always|unconditionally|automatically) (?:approve|grant|reimburse|pay|escalate|"
     rf"deny|refund)\b"
+    r"|\b(?:reveal|print|show|repeat|output|leak|dump) (?:\w+ ){0,3}(?:system prompt|hidden "
+    r"prompt|initial prompt|instructions|secrets?|api keys?|credentials)\b"
+    r"|\bdo not (?:tell|inform|alert|mention (?:this )?to|notify) (?:the )?(?:user|customer|"
+    r"operator|human|reviewer)s?\b"
+    r"|\b(?:note|message|instructions?|reminder)s? (?:to|for) (?:the |any )?(?:ai|assistant|"
+    r"agent|model|llm|bot)s?\b"
+    r"|\bimportant(?: instructions?| notice| update)?\s*[:!]+\s*(?:you|the (?:assistant|"
+    r"agent|model)|always|never|ignore|disregard|from now)\b"
+    r"|\b(?:begin|start) (?:of )?(?:the )?(?:system|new|admin) (?:prompt|instructions?|"
+    r"message)\b|\bend of (?:the )?(?:system )?prompt\b"
 )
 #: Russian, Spanish, German, French: the same intents, by word stems.
 _OTHER = (
@@ -60,6 +71,10 @@ _OTHER = (
     r"|\b(?:отныне|с этого момента|теперь ты|ты теперь|ты сейчас|вы теперь|теперь вы)\b"
     r"|(?:нов|обновл[её]нн|настоящ)\w* (?:политик|инструкц|правил|системн)\w*\s*[:!\-]"
     r"|\bсистемн\w* (?:сообщени|промпт|инструкц|указани)"
+    r"|\bне (?:говори|сообщай|рассказывай|упоминай)\w* (?:об этом )?(?:пользовател|клиент|"
+    r"оператор)\w*"
+    r"|(?:покажи|выведи|раскрой|повтори)\w* (?:\w+ ){0,2}(?:системн|инструкц|промпт|секрет|"
+    r"ключ)\w*"
     r"|(?:одобр|утвер[жд]|возме[сщ]|разреш|оплач)\w* (?:все|всё|каждый|каждую|каждое|любой|любую|"
     r"любые)|\bвсегда (?:одобр|утвер[жд]|возме[сщ]|разреш)"
     r"|\b(?:ignora|olvida|omite|descarta)\w* (?:\w+ ){0,3}(?:instrucciones|reglas|políticas|"
@@ -92,6 +107,8 @@ _SQUASHED = re.compile(
 )
 _BREAKS = re.compile("[\u2028\u2029\u0085\u000b\u000c\r]")
 #: Single characters, each followed by one separator: `i g n o r e`, `[.I.N.S.T.]`, `s-y-s`.
+#: Three letters or more spaced apart: what makes the letters-only form worth reading.
+_SPACED_LETTERS = re.compile(r"(?<![^ \t])(?:[^\W\d_][ .\-·]){2,}[^\W\d_](?![^ \t\n])")
 _SPACED = re.compile(r"(?<![^ \t])(?:[^ \t][ .\-·]){1,}[^ \t](?![^ \t\n])")
 _LEET = str.maketrans(
     {"0": "o", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "8": "b", "9": "g"}
@@ -122,9 +139,15 @@ def _unleet(text: str, one: str) -> str:
     return text.replace("1", one).translate(_LEET)
 
 
+def _untag(text: str) -> str:
+    """Unicode tag characters (U+E0020-E007E, invisible) read as the ASCII they mirror: text
+    hidden that way ("ASCII smuggling") is read, not dropped."""
+    return "".join(chr(ord(ch) - 0xE0000) if 0xE0020 <= ord(ch) <= 0xE007E else ch for ch in text)
+
+
 def forms(text: str) -> tuple[str, ...]:
     """Every normalised form the detector reads (see the module docstring)."""
-    text = _BREAKS.sub("\n", text)
+    text = _BREAKS.sub("\n", _untag(text))
     plain = unicodedata.normalize("NFKC", text)
     plain = "".join(ch for ch in plain if ch in "\n\t" or unicodedata.category(ch) != "Cf")
     latin = skeleton(text).casefold()
@@ -146,4 +169,4 @@ def carries_directive(text: str) -> bool:
 def _has_spacing(text: str) -> bool:
     """Letters spaced apart somewhere (`i g n o r e`): only then is the letters-only form read,
     since run-together words (`you are nowhere`) would match across word boundaries."""
-    return bool(_SPACED.search(skeleton(_BREAKS.sub("\n", text)).casefold()))
+    return bool(_SPACED_LETTERS.search(skeleton(_BREAKS.sub("\n", _untag(text))).casefold()))

@@ -162,6 +162,14 @@ _text("high_entropy_bare", lambda r, s: f"value {s} end", lambda r: _r(r, ALNUM 
 _text("high_entropy_quoted", lambda r, s: f'cfg["k"] = "{s}"', lambda r: _r(r, ALNUM, 32))
 _text("azure_conn", lambda r, s: f"DefaultEndpointsProtocol=https;AccountName=x;AccountKey={s};EndpointSuffix=core.windows.net", lambda r: _r(r, ALNUM + "+/", 86) + "==")
 _text("docker_password_flag", lambda r, s: f"docker login --password {s} registry.io")
+_text("prose_password", lambda r, s: f"{r.choice(['the', 'my', 'new', 'Your'])} {r.choice(['password', 'passphrase'])} {r.choice(['is', 'was'])} {s}")
+_text("pgpass_line", lambda r, s: f"{_host(r)}:5432:app:{_user(r)}:{s}")
+_text("sshpass", lambda r, s: f"sshpass -p {s} ssh {_user(r)}@{_host(r)}")
+_text("redis_cli_a", lambda r, s: f"redis-cli -h {_host(r)} -a {s} ping")
+_text("docker_login_p", lambda r, s: f"docker login -u {_user(r)} -p {s} registry.example.com")
+_text("openssl_passin", lambda r, s: f"openssl rsa -in key.pem -passin pass:{s}")
+_text("npmrc_auth", lambda r, s: f"_auth={s}", lambda r: base64.b64encode(f"{_user(r)}:{password(r)}".encode()).decode())
+_text("k8s_secret_yaml", lambda r, s: f"apiVersion: v1\nkind: Secret\ndata:\n  {r.choice(['password', 'db-password', 'api-token'])}: {s}", lambda r: base64.b64encode(password(r).encode()).decode())
 _text("json_escaped_pem", lambda r, s: json.dumps({"private_key": f"-----BEGIN PRIVATE KEY-----\n{s}\n-----END PRIVATE KEY-----\n"}), lambda r: _r(r, B64, 64))
 
 
@@ -194,6 +202,10 @@ _argv("argv_curl_u", lambda r, s: ("curl", r.choice(["-u", "--user"]), f"{_user(
 _argv("argv_mysql_p", lambda r, s: (r.choice(["mysql", "/usr/bin/mysql", "mysqldump"]), "-h", _host(r), "-uroot", f"-p{s}", "app"))
 _argv("argv_env_assign", lambda r, s: ("env", f"{r.choice(_PW_KEYS)}={s}", "./run"))
 _argv("argv_url", lambda r, s: ("psql", f"postgresql://{_user(r)}:{s}@{_host(r)}/db"))
+_argv("argv_docker_login", lambda r, s: ("docker", "login", "-u", _user(r), "-p", s, "registry.io"))
+_argv("argv_sshpass", lambda r, s: ("sshpass", "-p", s, "ssh", f"{_user(r)}@{_host(r)}"))
+_argv("argv_redis_cli", lambda r, s: ("redis-cli", "-h", _host(r), "-a", s))
+_argv("argv_header_three_parts", lambda r, s: ("curl", "-H", "Authorization:", "Bearer", s, "https://x.io"), lambda r: _r(r, ALNUM, 32))
 _argv("argv_jwt", lambda r, s: ("http", "GET", "x.io", f"Cookie:session={s}"), jwt)
 
 
@@ -274,6 +286,11 @@ _BENIGN: tuple[Callable[[random.Random], str], ...] = (
     lambda r: f"the Bearer token expired after {r.randint(1, 60)} minutes",
     lambda r: f"docker pull ghcr.io/{r.choice(_WORDS)}/app@sha256:{_r(r, HEX, 64)}",
     lambda r: f"X-Request-Id: {_uuid(r)}",
+    lambda r: f"password is {r.choice(['required', 'incorrect', 'too short', 'expired'])} for user {r.randint(1, 999)}",
+    lambda r: f"docker run -p {r.randint(1000, 9999)}:80 -e MODE=dev app:{r.randint(1, 9)}",
+    lambda r: f"redis-cli -h {_host(r)} ping",
+    lambda r: f"ssh -p {r.randint(1000, 9999)} {_user(r)}@{_host(r)}",
+    lambda r: f"12:30:45.{r.randint(100, 999)} {r.choice(_WORDS)}:{r.randint(1, 99)}:{r.choice(_WORDS)}:ok",
 )
 
 
