@@ -60,6 +60,35 @@ def normalised_key(row: Mapping[str, Any]) -> str:
     return sha256_hex(canonical_json(normalised(dict(row))))
 
 
+def bagged(form: Any) -> Any:
+    """A normalised case with every list sorted, lists of objects too: a case whose evidence
+    items or turns come in another order says the same thing."""
+    if isinstance(form, dict):
+        return {k: bagged(v) for k, v in form.items()}
+    if isinstance(form, list):
+        return sorted((bagged(v) for v in form), key=canonical_json)
+    return form
+
+
+def shape_of(form: Any) -> Any:
+    """A bagged case with every text replaced by one placeholder: its structure, numbers and
+    flags. Cases of one shape differ only in their texts."""
+    if isinstance(form, dict):
+        return {k: shape_of(v) for k, v in form.items()}
+    if isinstance(form, list):
+        return [shape_of(v) for v in form]
+    return "\u00a7" if isinstance(form, str) else form
+
+
+def texts(form: Any) -> list[str]:
+    """The texts of a bagged case, in its canonical order."""
+    if isinstance(form, dict):
+        return [t for k in sorted(form) for t in texts(form[k])]
+    if isinstance(form, list):
+        return [t for v in form for t in texts(v)]
+    return [form] if isinstance(form, str) else []
+
+
 def without_sets(form: Any) -> Any:
     """A normalised case with its set-like lists left out: two cases equal here say the same
     thing and differ at most in which entities or forbidden strings they list."""

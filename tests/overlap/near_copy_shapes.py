@@ -119,6 +119,31 @@ def _stale_hash(rng: random.Random, row: Row) -> Row:
     return row
 
 
+def _reorder_evidence(rng: random.Random, row: Row) -> Row:
+    case = row.get("case", row)
+    items = list(case.get("evidence") or [])
+    if len(items) < 2:
+        return _reorder_entities(rng, row)
+    while items == case["evidence"]:
+        rng.shuffle(items)
+    case["evidence"] = items
+    return row
+
+
+def _sentence_edited(rng: random.Random, row: Row) -> Row:
+    """One word of a sentence (a text of 8 words or more) replaced, the rest untouched. In a
+    shorter text one word is a real difference at the kit's threshold: the bundled sets hold
+    distinct template cases exactly that far apart (they differ in one order id)."""
+    long = [t for t in _texts(row) if len(str(t[0][t[1]]).split()) >= 8]
+    if not long:
+        return _edit_text(rng, row, lambda rr, t: t + "!")
+    holder, key = rng.choice(long)
+    words = str(holder[key]).split()
+    words[rng.randrange(len(words))] = rng.choice(["kindly", "really", "now", "asap", "today"])
+    holder[key] = " ".join(words)
+    return row
+
+
 Shape = Callable[[random.Random, Row], Row]
 SHAPES: dict[str, Shape] = {
     "re_id": _reid,
@@ -141,6 +166,8 @@ SHAPES: dict[str, Shape] = {
         r, row, lambda rr, t: t + rr.choice(["!", ".", " ?", "..."])
     ),
     "numbers_retyped": _retype_numbers,
+    "reordered_evidence": _reorder_evidence,
+    "sentence_edited": _sentence_edited,
 }
 COMBINED: dict[str, tuple[str, ...]] = {
     "re_id+zero_width+entities": ("re_id", "zero_width_space", "reordered_entities"),
