@@ -130,3 +130,27 @@ def test_sample_size_never_raises_where_solve_power_does_not_converge() -> None:
         assert n is None and how.startswith("not computable")
     huge = np.asarray([1e300, 2e300, 3e300])
     assert required_sample_size(huge) is not None and required_sample_size(huge) >= 2
+
+
+def test_decide_sizes_a_huge_effect_it_cannot_confirm_instead_of_crashing() -> None:
+    """The slow_harness A/A crash: an underpowered target whose effect is so large that
+    solve_power does not converge (NaN) used to raise out of decide via int(nan)."""
+    index = pd.Index(["c0", "c1", "c2"], name="case_id")
+    base = pd.DataFrame(
+        {"policy": 1.0, "safety": 1.0, "utility": 0.2, "latency": 100.0, "economics": 0.1},
+        index=index,
+    )
+    cand = base.assign(utility=[0.7, 0.71, 0.69])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        [d] = decide(
+            base,
+            {"big": cand},
+            target_metric="utility",
+            target_direction="increase",
+            guardrails=GUARD,
+            alpha=1e-6,
+            n_boot=50,
+        )
+    assert d.verdict == "underpowered" and d.required_n is not None and d.required_n >= 2
+    assert "normal approximation" in d.reasons[0]
