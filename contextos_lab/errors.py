@@ -18,7 +18,9 @@ Exit statuses (README "CLI conventions" repeats this table; a scheduler may retr
     4  harness unreachable: the baseline trial could not run
     5  the study exists with a different spec (resume refused)
     6  a notebook failed (its partial executed copy is kept; the path is printed)
-    7  the held-out set overlaps the search set, or its error budget is spent
+    7  the held-out set overlaps the search set (at the spec check of `search` / `sweep` /
+       `gate`, or in the gate itself: one rule, `contextos_lab.overlap`), or its error budget
+       is spent
     8  the study vanished between the check and the gate notebook
 """
 

@@ -157,30 +157,47 @@ def heldout_case_hashes(path: str | Path) -> dict[str, str]:
 
 
 def overlap(a: CaseSet, b: CaseSet) -> list[str]:
-    """Cases the two sets share, named `a_id=b_id` (or one id when both carry it): the same
-    id, the same content hash (replay_sets.check_disjoint's rule), or the same content once
-    normalised (`gate.refresh.normalised_hash`: ids ignored; whitespace, case and Unicode form
-    folded), so a copy under a new id or with a trailing space is refused too. Must be empty
-    for a search/held-out pair."""
-    from contextos_lab.harness.replay_sets import ReplaySetOverlapError, check_disjoint
+    """Cases the two sets share, named `a_id=b_id` (or one id when both carry it). Must be
+    empty for a search/held-out pair; `overlap_details` says which rule found each."""
+    return [name for name, _ in overlap_details(a, b)]
 
-    shared: set[tuple[str, str]] = set()
+
+def overlap_details(a: CaseSet, b: CaseSet) -> list[tuple[str, str]]:
+    """(name, rule) of every shared case: the same id or content hash
+    (replay_sets.check_disjoint's rule), or a copy once normalised (`contextos_lab.overlap`:
+    ids and hashes ignored, every text as its skeleton, lists sorted), equal apart from its
+    lists (one extra forbidden string), or a near copy (Jaccard >= 0.9 over normalised word
+    shingles). The spec-time check and the gate both call this, so they refuse the same sets."""
+    from contextos_lab.harness.replay_sets import ReplaySetOverlapError, check_disjoint
+    from contextos_lab.overlap.near_copies import copies
+
+    shared: dict[tuple[str, str], str] = {}
     try:
         check_disjoint(a.id_to_hash(), b.id_to_hash())
     except ReplaySetOverlapError as exc:
-        shared.update(exc.shared)
-    keys_b: dict[str, str] = {}
-    for cid, key in _normalised_keys(b):
-        keys_b.setdefault(key, cid)
-    for cid, key in _normalised_keys(a):
-        if key in keys_b:
-            shared.add((cid, keys_b[key]))
-    return [f"{x}={y}" if x != y else x for x, y in sorted(shared)]
+        shared.update(dict.fromkeys(exc.shared, "same id or content hash"))
+    for found in copies(compared_cases(a), compared_cases(b)):
+        shared.setdefault((found.a_id, found.b_id), found.how)
+    return [(f"{x}={y}" if x != y else x, how) for (x, y), how in sorted(shared.items())]
 
 
-def _normalised_keys(cases: CaseSet) -> list[tuple[str, str]]:
-    # one normalisation for the whole kit: the one `heldout refresh` records for retired sets
-    from contextos_lab.gate.refresh import normalised_hash
+#: Comparable forms by set digest (a few sets per process: search, held-out, refresh).
+_CACHE: dict[str, tuple[Any, ...]] = {}
 
-    rows = cases.cases.to_dict(orient="records")
-    return [(str(r.get("case_id", i)), normalised_hash(r)) for i, r in enumerate(rows)]
+
+def compared_cases(cases: CaseSet) -> tuple[Any, ...]:
+    """The set's cases in comparable form, computed once per content (the set's digest)."""
+    from contextos_lab.overlap.near_copies import compared
+
+    digest = cases.digest + sha256_hex(
+        "\n".join(cases.cases.get("case_id", pd.Series()).astype(str))
+    )
+    if digest not in _CACHE:
+        if len(_CACHE) >= 8:
+            _CACHE.pop(next(iter(_CACHE)))
+        rows = cases.cases.to_dict(orient="records")
+        _CACHE[digest] = tuple(
+            compared(str(r.get("case_id", i)), {k: _jsonable(v) for k, v in r.items()})
+            for i, r in enumerate(rows)
+        )
+    return _CACHE[digest]

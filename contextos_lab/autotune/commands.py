@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except SpecError as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
-        return EXIT_SPEC
+        return exc.code  # 2, or 7 when the sets overlap
     except StorageUnreachable as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         ctx = prepare(load_spec(args.spec))
     except SpecError as exc:
-        raise UserError(f"{args.spec}: {exc}") from exc
+        raise UserError(f"{args.spec}: {exc}", code=exc.code) from exc
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     url = args.storage or default_storage_url(out)

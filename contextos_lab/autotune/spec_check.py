@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from contextos_lab.autotune.run_spec import TuningRunSpec
-from contextos_lab.autotune.spec_load import SpecError, parse_spec
+from contextos_lab.autotune.spec_load import OverlapProblem, SpecError, parse_spec
 from contextos_lab.autotune.spec_parts import SurfaceSpec
 from contextos_lab.harness.protocol import Harness, TunableSurface
 
@@ -161,7 +161,10 @@ def _surface_specs_or_none(value: Any) -> list[SurfaceSpec] | None:
 
 
 def default_set_checker(search: Path, heldout: Path) -> list[str]:
-    """Both sets load and share no case (by content hash): the optimizer never sees the gate."""
+    """Both sets load and share no case, by the gate's own rule (`cases.overlap_details`: ids,
+    content hashes, normalised copies, copies apart from their lists, near copies), so a set
+    the gate would refuse is refused before a trial is paid for. A held-out folder whose cases
+    are withheld (a manifest alone) is compared by its manifest's content hashes."""
     problems = [
         f"{field}: {path} does not exist"
         for field, path in (("search_set", search), ("heldout_test_set", heldout))
@@ -170,25 +173,45 @@ def default_set_checker(search: Path, heldout: Path) -> list[str]:
     if problems:
         return problems
     if search.resolve() == heldout.resolve():
-        return ["search_set and heldout_test_set resolve to the same folder"]
-    from contextos_lab.autotune.cases import heldout_case_hashes, load_case_set
+        return [OverlapProblem("search_set and heldout_test_set resolve to the same folder")]
+    from contextos_lab.autotune.cases import (
+        heldout_case_hashes,
+        load_case_set,
+        overlap_details,
+    )
     from contextos_lab.harness.replay_sets import ReplaySetOverlapError, check_disjoint
 
     try:
-        # The held-out side is read from its manifest only: the gate is the one reader of
-        # held-out cases (it re-verifies them against this manifest when it runs).
-        a, b = load_case_set(search).id_to_hash(), heldout_case_hashes(heldout)
+        search_set = load_case_set(search)
     except Exception as exc:
         return [f"replay sets: cannot load ({type(exc).__name__}: {exc})"]
     try:
-        check_disjoint(a, b)
-    except ReplaySetOverlapError as exc:
-        shared = [f"{x}={y}" if x != y else x for x, y in exc.shared]
-        return [
-            f"search_set and heldout_test_set share {len(shared)} case(s) (same content or id): "
-            f"{shared[:5]}"
-        ]
-    return []
+        heldout_set = load_case_set(heldout)
+    except Exception:
+        heldout_set = None  # cases withheld or unreadable: the manifest below
+    if heldout_set is not None:
+        shared = overlap_details(search_set, heldout_set)
+    else:
+        try:
+            b = heldout_case_hashes(heldout)
+        except Exception as exc:
+            return [f"replay sets: cannot load ({type(exc).__name__}: {exc})"]
+        try:
+            check_disjoint(search_set.id_to_hash(), b)
+            shared = []
+        except ReplaySetOverlapError as exc:
+            shared = [
+                (f"{x}={y}" if x != y else x, "same id or content hash") for x, y in exc.shared
+            ]
+    if not shared:
+        return []
+    shown = ", ".join(f"{name} ({how})" for name, how in shared[:5])
+    return [
+        OverlapProblem(
+            f"search_set and heldout_test_set share {len(shared)} case(s) (search=held-out, "
+            f"the gate's rule): {shown}"
+        )
+    ]
 
 
 def _unique(items: Sequence[str]) -> list[str]:

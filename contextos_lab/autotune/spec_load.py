@@ -13,6 +13,11 @@ from pydantic import ValidationError
 from contextos_lab.autotune.run_spec import TuningRunSpec
 
 
+class OverlapProblem(str):
+    """A spec problem that is a search / held-out overlap: the CLI exits 7 for it, the status
+    the gate uses for the same refusal (README, CLI conventions)."""
+
+
 class SpecError(ValueError):
     """A run spec that cannot start; `problems` holds every reason, one line each."""
 
@@ -20,6 +25,17 @@ class SpecError(ValueError):
         self.problems = list(problems)
         lines = "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(f"{source} refused ({len(self.problems)} problem(s)):\n{lines}")
+
+    @property
+    def code(self) -> int:
+        """Exit status: 7 when the sets overlap (whatever else is wrong), else 2."""
+        from contextos_lab.errors import EXIT_HELDOUT, EXIT_USAGE
+
+        return (
+            EXIT_HELDOUT
+            if any(isinstance(p, OverlapProblem) for p in self.problems)
+            else (EXIT_USAGE)
+        )
 
 
 def read_spec_file(path: str | Path) -> dict[str, Any]:

@@ -74,7 +74,7 @@ def check_inputs(
     try:
         prepare(load_spec(spec_path))
     except SpecError as exc:
-        raise JobError(str(exc), EXIT_SPEC) from exc
+        raise JobError(str(exc), exc.code) from exc  # 2, or 7 when the sets overlap
     out.mkdir(parents=True, exist_ok=True)
     url = storage or default_storage_url(out)
     try:

@@ -58,7 +58,7 @@ def _context(spec_path: str):  # -> tuple[RunContext, Path, CaseSet]
     try:
         ctx = prepare(load_spec(spec_path))
     except SpecError as exc:
-        raise UserError(f"{spec_path}: {exc}") from exc
+        raise UserError(f"{spec_path}: {exc}", code=exc.code) from exc
     path = ctx.spec.resolve(ctx.spec.heldout_test_set)
     return ctx, path, load_case_set(path)
 

@@ -8,6 +8,9 @@ corrects across candidates.
 
 from __future__ import annotations
 
+import contextlib
+import math
+import warnings
 from typing import Literal
 
 import numpy as np
@@ -61,14 +64,31 @@ def paired_continuous(
     """
     diff = np.asarray(candidate, dtype=float) - np.asarray(baseline, dtype=float)
     n = diff.size
-    if n < 2 or not np.any(diff != 0):
+    if n < 2 or not np.all(np.isfinite(diff)) or not np.any(diff != 0):
         return 1.0
-    if method == "t":
-        if np.ptp(diff) <= 1e-9 * max(1.0, float(np.abs(diff).max())):
-            # A constant shift has no variance for t; fall back to the exact sign test.
-            return float(stats.binomtest(n, n, 0.5).pvalue)
-        return float(stats.ttest_rel(candidate, baseline).pvalue)
-    return float(stats.wilcoxon(diff, zero_method="wilcox").pvalue)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if method == "t":
+            if np.ptp(diff) <= 1e-9 * max(1.0, float(np.abs(diff).max())):
+                # A constant shift has no variance for t; fall back to the exact sign test.
+                return _defined_p(stats.binomtest(n, n, 0.5).pvalue)
+            scale = float(np.abs(diff).max())
+            if scale > 1e100:
+                # The same statistic on scaled differences: huge scores would overflow the
+                # variance (t is scale-free).
+                return _defined_p(stats.ttest_1samp(diff / scale, 0.0).pvalue)
+            return _defined_p(stats.ttest_rel(candidate, baseline).pvalue)
+        try:
+            return _defined_p(stats.wilcoxon(diff, zero_method="wilcox").pvalue)
+        except ValueError:  # every difference zero after wilcox's zero handling
+            return 1.0
+
+
+def _defined_p(p: float) -> float:
+    """A p-value a decision can use: a NaN (a test that could not be computed) counts as no
+    evidence (1.0), never as significance."""
+    p = float(p)
+    return min(1.0, max(0.0, p)) if math.isfinite(p) else 1.0
 
 
 def bootstrap_ci(
@@ -76,8 +96,12 @@ def bootstrap_ci(
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean paired difference (resampling cases)."""
     diff = np.asarray(diff, dtype=float)
-    if diff.size == 0:
+    if diff.size == 0 or not np.all(np.isfinite(diff)):
         return (float("nan"), float("nan"))
+    scale = float(np.abs(diff).max())
+    if scale > 1e100:  # resample scaled differences so a sum of huge ones cannot overflow
+        low, high = bootstrap_ci(diff / scale, n_boot=n_boot, level=level, seed=seed)
+        return low * scale, high * scale
     rng = np.random.default_rng(seed)
     # Resample case indices in chunks so memory stays bounded for large held-out sets.
     means = np.empty(n_boot)
@@ -87,7 +111,8 @@ def bootstrap_ci(
         idx = rng.integers(0, diff.size, size=(stop - start, diff.size))
         means[start:stop] = diff[idx].mean(axis=1)
     alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    with np.errstate(all="ignore"):
+        low, high = np.quantile(means, [alpha, 1.0 - alpha])
     return float(low), float(high)
 
 
@@ -107,6 +132,11 @@ def paired_test(
         raise ValueError(
             f"{metric}: baseline and candidate are not paired ({base.shape} vs {cand.shape})"
         )
+    # Only pairs with finite scores on both sides are compared (the verdict names any others
+    # as not computable); a difference that overflows counts as not finite too.
+    with np.errstate(all="ignore"):
+        keep = np.isfinite(base) & np.isfinite(cand) & np.isfinite(cand - base)
+    base, cand = base[keep], cand[keep]
     diff = cand - base
     low, high = bootstrap_ci(diff, seed=seed, n_boot=n_boot)
     if binary:
@@ -123,14 +153,24 @@ def paired_test(
         outcome=outcome,
         test=test,
         n=int(base.size),
-        baseline_mean=float(base.mean()) if base.size else float("nan"),
-        candidate_mean=float(cand.mean()) if cand.size else float("nan"),
-        delta=float(diff.mean()) if diff.size else float("nan"),
+        baseline_mean=mean_of(base),
+        candidate_mean=mean_of(cand),
+        delta=mean_of(diff),
         ci_low=low,
         ci_high=high,
         p_value=p,
         discordant=discordant,
     )
+
+
+def mean_of(values: np.ndarray) -> float:
+    """The mean, NaN when there is nothing (or nothing finite) to average."""
+    if values.size == 0:
+        return float("nan")
+    scale = float(np.abs(values).max())
+    if scale > 1e100:  # a sum of huge values would overflow
+        return float(np.mean(values / scale)) * scale
+    return float(np.mean(values))
 
 
 def holm_adjust(p_values: list[float]) -> list[float]:
@@ -140,7 +180,7 @@ def holm_adjust(p_values: list[float]) -> list[float]:
     directly: that function runs a full `gc.collect()` per call, which dominated the gate's
     runtime (and the A/A calibration's) in a process holding many objects.
     """
-    p = np.asarray(p_values, dtype=float)
+    p = np.asarray([_defined_p(x) for x in p_values], dtype=float)
     if p.size == 0:
         return []
     order = np.argsort(p, kind="stable")
@@ -156,15 +196,57 @@ def required_sample_size(
     """Held-out cases a paired test needs to detect the observed mean difference.
 
     Uses statsmodels' one-sample (paired) t-test power with effect size mean/sd of the
-    per-case differences. None when the observed effect is zero (no size suffices).
+    per-case differences. None when no size is computable (see `sample_size_reason`).
+    """
+    return sample_size(diff, alpha=alpha, power=power)[0]
+
+
+def sample_size(
+    diff: np.ndarray, *, alpha: float = 0.05, power: float = 0.8
+) -> tuple[int | None, str]:
+    """The required held-out size and how it was obtained, or None and why not.
+
+    statsmodels' `solve_power` does not converge for some effects (it returns NaN with a
+    ConvergenceWarning, or raises): the normal approximation with Guenther's correction,
+    n = ((z_{1-a/2} + z_power) / d)^2 + z_{1-a/2}^2 / 2, then stands in, and the reason says
+    so. A paired test needs at least 2 cases, so the answer is never below 2.
     """
     diff = np.asarray(diff, dtype=float)
-    sd = float(np.std(diff, ddof=1)) if diff.size > 1 else 0.0
-    mean = float(np.mean(diff)) if diff.size else 0.0
-    if sd == 0.0 or mean == 0.0:
-        return None
+    if diff.size == 0:
+        return None, "not computable: no paired cases"
+    if not np.all(np.isfinite(diff)):
+        return None, "not computable: non-finite per-case differences"
+    if not (0.0 < alpha < 1.0 and 0.0 < power < 1.0):
+        return None, f"not computable: alpha {alpha} / power {power} outside (0, 1)"
+    scale = float(np.abs(diff).max())
+    if scale == 0.0:
+        return None, "not computable: the observed effect is zero (no size suffices)"
+    scaled = diff / scale
+    mean = float(np.mean(scaled))
+    sd = float(np.std(scaled, ddof=1)) if diff.size > 1 else 0.0
+    if mean == 0.0:
+        return None, "not computable: the observed effect is zero (no size suffices)"
+    if not sd > 0.0 or not math.isfinite(sd):
+        return None, (
+            "not computable: the per-case differences have no variance "
+            + ("(a single case)" if diff.size == 1 else "(every case moved by the same amount)")
+        )
     effect = abs(mean) / sd
-    n = TTestPower().solve_power(
-        effect_size=effect, alpha=alpha, power=power, alternative="two-sided"
-    )
-    return int(np.ceil(n))
+    n = float("nan")
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with contextlib.suppress(ValueError, ArithmeticError, RuntimeError):
+            n = float(
+                TTestPower().solve_power(
+                    effect_size=effect, alpha=alpha, power=power, alternative="two-sided"
+                )
+            )
+    how = "paired t-test power (statsmodels)"
+    if not math.isfinite(n) or n <= 0:
+        z_a = float(stats.norm.ppf(1.0 - alpha / 2.0))
+        z_b = float(stats.norm.ppf(power))
+        n = ((z_a + z_b) / effect) ** 2 + z_a**2 / 2.0
+        how = "normal approximation (statsmodels' t-test power did not converge)"
+    if not math.isfinite(n) or n > 1e12:
+        return None, f"not computable: the effect ({effect:.3g} sd) is too small to size"
+    return max(2, math.ceil(n)), how

@@ -2,10 +2,12 @@
 
 A spent (or simply old) held-out set is retired in the ledger, with the normalised content
 hashes of its cases, and a new one is drawn from cases the user supplies. A new case is kept
-only if its normalised content (ids and hash columns ignored; strings NFKC-normalised,
-case-folded and whitespace-collapsed) matches no case of the search set, of the current
-held-out set or of any set retired before, and no other kept case: a case that differs by
-a trailing space or a new id is the same case and would leak what the retired set taught.
+only if its normalised content (`contextos_lab.overlap`: ids and hashes ignored, texts as
+skeletons, lists sorted) matches no case of the search set, of the current held-out set or of
+any set retired before, and no other kept case, and if the gate's overlap rule (copies apart
+from their lists, near copies) finds it in neither the search nor the current set: a case that
+differs by a trailing space, a look-alike letter or a new id is the same case and would leak
+what the retired set taught.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from contextos_lab.autotune.cases import HASH_COLUMNS, CaseSet, load_case_set
+from contextos_lab.autotune.cases import HASH_COLUMNS, CaseSet, load_case_set, overlap_details
 from contextos_lab.gate import ledger
+from contextos_lab.overlap.normalise import normalised_key
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 
 #: Columns that name a case rather than say what it is.
@@ -43,9 +46,22 @@ def _normalise(value: Any) -> Any:
     return value
 
 
-def normalised_hash(row: Mapping[str, Any]) -> str:
-    """Content hash of a case with ids ignored and text normalised."""
+def legacy_hash(row: Mapping[str, Any]) -> str:
+    """The normalised hash ledgers recorded before `contextos_lab.overlap` (NFKC, case and
+    whitespace only): still matched against retired sets written then."""
     return sha256_hex(canonical_json(_normalise(dict(row))))
+
+
+def normalised_hash(row: Mapping[str, Any]) -> str:
+    """Content hash of a case as every overlap check compares it (`overlap.normalise`: ids and
+    hashes ignored, texts as skeletons, lists sorted)."""
+    return normalised_key({str(k): _normalise_scalar(v) for k, v in row.items()})
+
+
+def _normalise_scalar(value: Any) -> Any:
+    if isinstance(value, float) and value != value:  # NaN
+        return None
+    return value
 
 
 def normalised_hashes(cases: pd.DataFrame) -> list[str]:
@@ -80,11 +96,22 @@ def refresh_heldout(
     used = {"search set": set(normalised_hashes(search.cases))}
     used["current held-out set"] = set(normalised_hashes(current.cases))
     used["a retired held-out set"] = ledger.retired_content_hashes(ledger_file)
+    # the gate's own rule against the sets at hand: copies apart from lists, near copies
+    copied = {
+        name.split("=")[-1]: where
+        for where, other in (("search set", search), ("current held-out set", current))
+        for name, _ in overlap_details(other, offered)
+    }
     dropped = {k: 0 for k in used} | {"duplicate within the new cases": 0}
     keep: list[int] = []
     seen: set[str] = set()
+    rows = offered.cases.to_dict(orient="records")
     for i, h in enumerate(normalised_hashes(offered.cases)):
         where = next((k for k, hashes in used.items() if h in hashes), None)
+        if where is None and legacy_hash(rows[i]) in used["a retired held-out set"]:
+            where = "a retired held-out set"
+        if where is None:
+            where = copied.get(str(rows[i].get("case_id", i)))
         if where is None and h in seen:
             where = "duplicate within the new cases"
         if where is not None:

@@ -43,9 +43,30 @@ from contextos_lab.gate.verdict import GateGuardrails, decide
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.ids import new_id
 
+#: Bump when what `spec_hash` covers changes on purpose (a new behaviour default below).
+SPEC_HASH_VERSION = "spec-hash/1"
+#: Fields whose value changes what the gate decides or proposes even when the spec does not
+#: write them: their effective value is hashed always, so a changed default changes the hash.
+#: Every other default is left out, so a field added later with a default leaves the hash of
+#: every existing spec as it was ("already proposed" survives an upgrade).
+BEHAVIOUR_DEFAULTS: tuple[str, ...] = (
+    "evaluate",
+    "objectives",
+    "repeats",
+    "max_error_rate",
+    "gain_tolerance",
+    "heldout_budget",
+)
+
 
 def spec_hash(spec: TuningRunSpec) -> str:
-    return sha256_hex(canonical_json(spec.model_dump(mode="json")))
+    """The spec as written (fields equal to their defaults dropped, at every depth), the
+    effective value of each behaviour-changing default, and a version tag."""
+    effective = spec.model_dump(mode="json", include=set(BEHAVIOUR_DEFAULTS))
+    written = spec.model_dump(mode="json", exclude_defaults=True)
+    return sha256_hex(
+        canonical_json({"version": SPEC_HASH_VERSION, "spec": written, "defaults": effective})
+    )
 
 
 def guardrails_of(spec: TuningRunSpec) -> GateGuardrails:

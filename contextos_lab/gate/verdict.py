@@ -14,7 +14,10 @@ candidate on the same held-out cases. Decision rules (DESIGN.md, "Gate semantics
 - no_effect: it does not move the right way and nothing is breached (a target that worsens
   significantly is said so in the reasons).
 
-Missing policy/safety scores count as violations; any other missing score is refused.
+Missing policy/safety scores count as violations. A missing or non-finite score of another
+metric, or a target no test can be computed for, makes the verdict `underpowered` with a reason
+starting "not computable:" (breaches found on the finite cases still make it `regression`): no
+statistic raises, and nothing is promoted on numbers that could not be computed.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from contextos_lab.gate.paired_tests import (
     PairedTest,
     holm_adjust,
+    mean_of,
     paired_test,
-    required_sample_size,
+    sample_size,
 )
 
 Verdict = Literal["promote", "underpowered", "regression", "no_effect"]
@@ -86,9 +90,9 @@ def metric_tests(
 ) -> list[PairedTest]:
     """The per-metric paired tests of one candidate against the baseline on the same cases."""
     if not baseline.index.equals(candidate.index):
-        candidate = candidate.reindex(baseline.index)
-        if candidate.isna().any().any():
+        if len(baseline.index.difference(candidate.index)) or len(candidate) != len(baseline):
             raise ValueError("candidate and baseline were not run on the same held-out cases")
+        candidate = candidate.reindex(baseline.index)
     tests = []
     for metric in EVALUATORS:
         if metric in ("policy", "safety"):
@@ -146,21 +150,53 @@ def _interval_improves(test: PairedTest, direction: str) -> bool:
     return test.ci_low > 0 if direction == "increase" else test.ci_high < 0
 
 
-def _checked_frame(name: str, frame: pd.DataFrame) -> pd.DataFrame:
-    """Missing floor scores count as violations; any other missing score is refused.
+def _checked_frame(name: str, frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Missing floor scores count as violations; other missing or non-finite scores are counted.
 
-    A NaN must never make a mean look better than the cases it hides (pandas skips NaN).
+    A NaN must never make a mean look better than the cases it hides (pandas skips NaN), so
+    the counted gaps make the verdict "not computable" instead of a mean over what is left.
     """
     missing = [m for m in EVALUATORS if m not in frame.columns]
     if missing:
         raise ValueError(f"{name}: per-case frame lacks evaluator columns {missing}")
     frame = frame.copy()
+    for metric in EVALUATORS:
+        frame[metric] = pd.to_numeric(frame[metric], errors="coerce").astype(float)
     for metric in ("policy", "safety"):
-        frame[metric] = frame[metric].astype(float).fillna(0.0)
-    gaps = {m: int(frame[m].isna().sum()) for m in EVALUATORS if frame[m].isna().any()}
-    if gaps:
-        raise ValueError(f"{name}: missing per-case scores {gaps}; re-run those cases")
-    return frame
+        values = frame[metric].to_numpy(dtype=float)
+        frame[metric] = np.where(np.isfinite(values), values, 0.0)
+    gaps = {
+        m: int((~np.isfinite(frame[m].to_numpy(dtype=float))).sum())
+        for m in EVALUATORS
+        if not np.isfinite(frame[m].to_numpy(dtype=float)).all()
+    }
+    return frame, gaps
+
+
+def _not_computable(
+    target: PairedTest, gaps: dict[str, dict[str, int]], n_cases: int
+) -> str | None:
+    """Why the target's verdict cannot be computed, or None when it can."""
+    named = [
+        f"{who} has {count} missing or non-finite {metric} score(s)"
+        for who, by_metric in gaps.items()
+        for metric, count in by_metric.items()
+    ]
+    if named:
+        return "not computable: " + "; ".join(named) + "; re-run those cases"
+    if n_cases == 0:
+        return "not computable: no held-out cases"
+    if target.n < n_cases:
+        return (
+            f"not computable: {n_cases - target.n} paired {target.metric} difference(s) "
+            "overflow a float"
+        )
+    if not (np.isfinite(target.delta) and np.isfinite(target.p_value)):
+        return (
+            f"not computable: the {target.metric} delta over {target.n} paired case(s) is not "
+            "finite"
+        )
+    return None
 
 
 def _breaches(
@@ -169,7 +205,7 @@ def _breaches(
     reasons = []
     by_metric = {t.metric: t for t in tests}
     for metric, floor in (("policy", guardrails.policy_floor), ("safety", guardrails.safety_floor)):
-        mean = float(candidate[metric].mean())
+        mean = mean_of(candidate[metric].to_numpy(dtype=float))
         if mean < floor:
             reasons.append(f"{metric} floor breached: held-out mean {mean:.4f} < {floor}")
         t = by_metric[metric]
@@ -211,8 +247,13 @@ def decide(
     level = alpha if promote_alpha is None else promote_alpha
     if target_metric not in BETTER:
         raise ValueError(f"unknown target metric {target_metric!r}; one of {sorted(BETTER)}")
-    baseline = _checked_frame("baseline", baseline)
-    candidates = {cid: _checked_frame(cid, frame) for cid, frame in candidates.items()}
+    baseline, baseline_gaps = _checked_frame("baseline", baseline)
+    checked = {cid: _checked_frame(cid, frame) for cid, frame in candidates.items()}
+    candidates = {cid: frame for cid, (frame, _) in checked.items()}
+    gaps_of = {
+        cid: {k: v for k, v in (("baseline", baseline_gaps), (cid, g)) if v}
+        for cid, (_, g) in checked.items()
+    }
     all_tests = {
         cid: metric_tests(baseline, frame, seed=seed, n_boot=n_boot)
         for cid, frame in candidates.items()
@@ -229,9 +270,13 @@ def decide(
         breaches = _breaches(tests, frame, guardrails, alpha)
         improves = _improves(target.delta, target_direction)
         required_n = None
+        blocked = _not_computable(target, gaps_of[cid], len(baseline))
         if breaches:
             verdict: Verdict = "regression"
             reasons = breaches
+        elif blocked:
+            verdict = "underpowered"
+            reasons = [blocked]
         elif improves and adjusted[cid] < level and _interval_improves(target, target_direction):
             verdict = "promote"
             reasons = [
@@ -249,12 +294,17 @@ def decide(
             )
             # Holm's strictest step compares the smallest p with alpha/m: size for that.
             m = len(candidates)
-            required_n = required_sample_size(diff, alpha=level / m)
+            required_n, how = sample_size(diff, alpha=level / m)
+            sizing = (
+                f"a paired test at alpha/{m} would need about {required_n} held-out cases "
+                f"(power 0.8, {how})"
+                if required_n is not None
+                else f"the held-out size needed is {how}"
+            )
             reasons = [
                 f"{target_name} moves the right way ({target.delta:+.4g}, 95% CI "
                 f"[{target.ci_low:.4g}, {target.ci_high:.4g}]) but is not significant after "
-                f"Holm (adjusted p={adjusted[cid]:.3g}, alpha {level:.3g}); a paired test at "
-                f"alpha/{m} would need about {required_n} held-out cases (power 0.8)"
+                f"Holm (adjusted p={adjusted[cid]:.3g}, alpha {level:.3g}); {sizing}"
             ]
         else:
             verdict = "no_effect"

@@ -1,8 +1,12 @@
-"""Secret redaction for command records (seed 003's patterns, widened to real forms).
+"""Secret redaction for command records: detect-secrets' plugins plus the kit's own patterns.
 
-A line (or argv element) matching a pattern, raw or on its `skeleton` (NFKC, zero-width removed,
-look-alikes mapped to Latin), is replaced whole; so is the line after a bare key, and a line cut
-short whose kept text ends in the start of a secret.
+A line (or argv element) in which detect-secrets (`secret_scan`) or a kit pattern finds a
+secret, raw or on its `skeleton` (NFKC, zero-width removed, look-alikes mapped to Latin), is
+replaced whole. Secrets that span lines or arguments are followed too (`redaction_context`):
+the line after a bare key, backslash-continued lines, YAML block values (`password: |`),
+private-key bodies, `.netrc` entries, and the argv element after `-H 'Authorization: Bearer'`,
+`-u`, a secret flag, or that completes a token split across two arguments. A line cut short
+whose kept text ends in the start of a secret is replaced too.
 """
 
 from __future__ import annotations
@@ -10,33 +14,79 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from contextos_lab.harness.redaction_context import argv_spans, spans
+from contextos_lab.harness.secret_scan import plain_assignment, scanner_hit, token_hit
 from contextos_lab.memory.skeleton import skeleton
 
-#: Seed 003's patterns, widened to the forms secrets really take. A line (or argv element)
-#: matching any of them, on its raw text or on its `skeleton` (NFKC, zero-width characters
+#: The kit's patterns, for what detect-secrets lacks (bearer and basic headers, passwords in
+#: URLs without a scheme or with a `/`, `DB_PASS=`, `curl -u`, `mysql -p`, `.netrc`, Google
+#: keys, fine-grained GitHub tokens, mixed-case AWS ids), plus seed 003's own. A line (or argv
+#: element) matching any of them, on its raw text or on its `skeleton` (NFKC, zero-width characters
 #: removed, look-alike letters mapped to Latin, so a full-width `password=` or one with a
 #: zero-width space inside matches too), is replaced whole by `[redacted: <name>]`.
-_PW = r"(?:pass(?:word|wd|phrase)|pwd)"
+_PW = r"(?:pass(?:word|wd|phrase)|pwd|(?<=[_.\-])pass(?![a-z]))"  # `DB_PASS`, not `pass_k`
 _KEY = r"(?:api[_\- ]?key|apikey|access[_-]?key(?:[_-]?id)?|private[_-]?key)"
 _SECRET = (
     r"(?:\w*secret(?:[_-]\w+)?|\w*token"
     r"|credentials?)"
 )
-_ASSIGN = r"\w*[\"']?\s*[:=]\s*[\"']?"  # `=`, `:`, spaces and quotes, JSON and YAML alike
-_ASSIGN_EXACT = r"\b[\"']?\s*[:=]\s*[\"']?"  # the key ends here (`tokens: 100` is no key)
+_ASSIGN = r"\w*[\"']?\s*(?::=|=>|[:=])\s*[\"']?"  # `=`, `:`, spaces and quotes, JSON and YAML alike
+_ASSIGN_EXACT = r"\b[\"']?\s*(?::=|=>|[:=])\s*[\"']?"  # the key ends here (`tokens: 100` is no key)
 REDACTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("bearer", re.compile(r"^\s*Bearer ", re.IGNORECASE)),
-    ("bearer", re.compile(r"\bBearer\s+\S", re.IGNORECASE)),
+    # mid-line, a credential-looking token must follow (`Bearer token expired` is prose)
+    (
+        "bearer",
+        re.compile(
+            r"\bBearer\s+(?:[\w\-.~+/]{16,}|(?=[A-Za-z]*[\d\-.~+/])[\w\-.~+/]{10,})=*",
+            re.IGNORECASE,
+        ),
+    ),
     ("password", re.compile(r"password=", re.IGNORECASE)),
-    ("password", re.compile(rf"\b\w*{_PW}{_ASSIGN}[^\s\"',;]", re.IGNORECASE)),
+    ("password", re.compile(rf"\b\w*{_PW}{_ASSIGN}[^\s\"',;=]", re.IGNORECASE)),
     ("api_key", re.compile(r"api[_-]?key=", re.IGNORECASE)),
-    ("api_key", re.compile(rf"\b\w*{_KEY}{_ASSIGN}[^\s\"',;]", re.IGNORECASE)),
-    ("secret", re.compile(rf"\b{_SECRET}{_ASSIGN_EXACT}[^\s\"',;]", re.IGNORECASE)),
-    ("url_credentials", re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s/:@]*:[^\s/@]+@", re.IGNORECASE)),
+    ("api_key", re.compile(rf"\b\w*{_KEY}{_ASSIGN}[^\s\"',;=]", re.IGNORECASE)),
+    ("secret", re.compile(rf"\b{_SECRET}{_ASSIGN_EXACT}[^\s\"',;=]", re.IGNORECASE)),
+    ("url_credentials", re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s/:@]*:[^\s@]+@", re.IGNORECASE)),
+    # `user:pass@host` with no scheme (`mysql -h`, `DATABASE_URL=admin:pw@db:5432`)
+    ("url_credentials", re.compile(r"(?<![\w/@])[\w.%+\-]*:[^\s:@/]{2,}@[\w\-]+(?:\.[\w\-]+)+")),
     (
         "aws_access_key",
-        re.compile(r"(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[A-Z0-9]{16}"),
+        re.compile(
+            r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)"
+            r"[A-Z0-9]{16}(?![A-Za-z0-9])",
+            re.IGNORECASE,  # a mixed-case `Akia...` is the same key, disguised
+        ),
     ),
+    ("authorization", re.compile(r"\bAuthori[sz]ation\s*[:=]\s*[\"']?\w+\s+\S", re.IGNORECASE)),
+    ("authorization", re.compile(r"\b(?:Basic|token|Digest)\s+[A-Za-z0-9+/=_.\-]{12,}")),
+    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9_]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
+    ("google_api_key", re.compile(r"AIza[0-9A-Za-z_\-]{30,}")),
+    ("stripe_key", re.compile(r"\b[rsp]k_(?:live|test)_[0-9A-Za-z]{10,}")),
+    ("openai_key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.")),
+    ("private_key", re.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY")),
+    ("password", re.compile(r"(?:^|\s)(?:-u|--user)[\s=]*['\"]?[^\s:'\"]+:[^\s'\"]+")),
+    ("password", re.compile(r"\b(?:mysql\w*|mariadb\w*)\b.*\s-p['\"]?[^\s'\"]{2,}", re.IGNORECASE)),
+    ("password", re.compile(r"\b(?:machine|login|default)\b.*\bpassword\s+\S", re.IGNORECASE)),
+    ("password", re.compile(r"^\s*password\s+\S+\s*$", re.IGNORECASE)),
+    # prose: `the password is Tr0ub4dor&3` (a value with a digit or symbol; `is required` is not)
+    (
+        "password",
+        re.compile(
+            r"\bpass(?:word|phrase)\s+(?:is|was|=|:)\s+['\"]?(?=\S*[\d!@#$%^&*])\S{4,}",
+            re.IGNORECASE,
+        ),
+    ),
+    # .pgpass: host:port:database:user:password
+    ("password", re.compile(r"^\s*[\w.\-*]+:(?:\d+|\*):[\w.\-*]+:[\w.\-*]+:\S+\s*$")),
+    # tools whose short flag takes a password: sshpass -p, redis-cli -a, docker/podman/az login -p
+    ("password", re.compile(r"\bsshpass\s+-p\s*\S+")),
+    ("password", re.compile(r"\bredis-cli\b.*\s-a\s+\S+")),
+    ("password", re.compile(r"\b(?:docker|podman|az|helm registry)\s+login\b.*\s-p\s+\S+")),
+    ("password", re.compile(r"\bmongo(?:sh|dump|restore)?\b.*\s-p\s+\S+")),
+    ("password", re.compile(r"-pass(?:in|out)?\s+pass:\S+")),
+    ("secret", re.compile(r"(?:^|[\s;])_auth(?:token)?\s*[:=]\s*\S{8,}", re.IGNORECASE)),
     ("aws_secret_key", re.compile(r"aws[_-]?secret", re.IGNORECASE)),
     (
         "slack_token",
@@ -46,7 +96,9 @@ REDACTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 #: A line that ends in a key with no value (`Authorization: Bearer`, `password=`): the secret
 #: is on the next line, which is redacted too.
 BARE_KEY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("bearer", re.compile(r"\bBearer\s*$", re.IGNORECASE)),
+    ("bearer", re.compile(r"\bBearer\s*['\"]?\s*$", re.IGNORECASE)),
+    ("authorization", re.compile(r"\bAuthori[sz]ation\s*[:=]\s*(?:\w+\s*)?['\"]?\s*$", re.I)),
+    ("password", re.compile(r"^\s*(?:password|passwd)\s*$", re.IGNORECASE)),
     ("password", re.compile(rf"\w*{_PW}{_ASSIGN}\s*$", re.IGNORECASE)),
     ("api_key", re.compile(rf"\w*{_KEY}{_ASSIGN}\s*$", re.IGNORECASE)),
     ("secret", re.compile(rf"\b{_SECRET}{_ASSIGN_EXACT}\s*$", re.IGNORECASE)),
@@ -75,12 +127,19 @@ CUT_PREFIX_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 
 def redaction_hit(text: str) -> str | None:
-    """Name of the first pattern `text` matches (per line, raw or normalised), or None."""
+    """Name of the first kit pattern or detect-secrets plugin `text` matches (per line, raw or
+    normalised), or None."""
     for line in text.split("\n"):
+        if _MARKER.fullmatch(line):
+            continue
         for form in _forms(line):
             for name, pattern in REDACTION_PATTERNS:
-                if pattern.search(form):
+                match = pattern.search(form)
+                if match and (name not in _ASSIGNMENTS or plain_assignment(form, match.start())):
                     return name
+        found = scanner_hit(line)
+        if found is not None:
+            return found
     return None
 
 
@@ -89,7 +148,7 @@ def _forms(line: str) -> tuple[str, ...]:
     return (line,) if normal == line else (line, normal)
 
 
-def _bare_key(line: str) -> str | None:
+def bare_key(line: str) -> str | None:
     for form in _forms(line):
         for name, pattern in BARE_KEY_PATTERNS:
             if pattern.search(form):
@@ -108,26 +167,39 @@ def cut_secret_hit(kept: str) -> str | None:
 _MARKER = re.compile(r"\[redacted: \w+\]")
 
 
+#: Kit patterns for `key = value`: their value must be a literal (`plain_assignment`).
+_ASSIGNMENTS = frozenset({"password", "api_key", "secret"})
+#: Kit patterns that match a token's shape alone (checked on two argv elements joined).
+_TOKEN_NAMES = ("aws_access_key", "github_token", "google_api_key", "stripe_key", "openai_key")
+
+
+def _token(text: str) -> str | None:
+    for name, pattern in REDACTION_PATTERNS:
+        if name in _TOKEN_NAMES and pattern.search(text):
+            return name
+    return token_hit(text)
+
+
 def redact_text(text: str) -> str:
-    """Every line that matches a pattern is replaced whole, and the line after one that ends
-    in a bare key (`password=`, `Bearer`); the marker matches none."""
+    """Every line in which a secret is found is replaced whole, with the lines a secret spans
+    (`redaction_context.spans`); a marker is left as it is, so redacting twice changes nothing."""
     lines = text.split("\n")
-    carry: str | None = None
-    for i, line in enumerate(lines):
-        name = redaction_hit(line) or carry
-        carry = _bare_key(line)
-        if name is not None and not _MARKER.fullmatch(line):  # a marker stays as it was, so
-            # redacting twice changes nothing even after a bare key (`BEARER` then a marker)
+    for i, name in spans(lines, redaction_hit, bare_key, _argv_hits).items():
+        if not _MARKER.fullmatch(lines[i]):
             lines[i] = f"[redacted: {name}]"
     return "\n".join(lines)
 
 
+def _argv_hits(argv: Sequence[str]) -> dict[int, str]:
+    return argv_spans(argv, redaction_hit, bare_key, SECRET_FLAG, _token)
+
+
 def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
-    """Each element redacted as text, and the element after a secret flag (`--password v`)."""
-    out = []
-    after_flag = False
-    for arg in argv:
-        flagged = after_flag
-        after_flag = bool(SECRET_FLAG.match(skeleton(arg))) and "=" not in arg
-        out.append("[redacted: argv_secret]" if flagged else redact_text(arg))
-    return tuple(out)
+    """Each element redacted as text, and the elements a secret spans: the value after a
+    secret flag (`--password v`), a bare key (`-H 'Authorization: Bearer' v`), `-u`, and both
+    halves of a token split across two elements."""
+    hits = _argv_hits(argv)
+    return tuple(
+        f"[redacted: {hits[i]}]" if i in hits and not _MARKER.fullmatch(arg) else redact_text(arg)
+        for i, arg in enumerate(argv)
+    )

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from contextos_lab.loaders.quarantine import clip
-from contextos_lab.loaders.raw_rows import _BOM, RawRow, UnreadableSource
+from contextos_lab.loaders.raw_rows import RawRow, UnreadableSource, decode_text
 
 
 class _LineTap:
@@ -33,10 +34,14 @@ class _LineTap:
         self._taken.clear()
         return text
 
+    def rest(self) -> Iterator[str]:
+        """The lines not read yet."""
+        return self._lines
+
 
 def _csv_rows(path: Path, data: bytes) -> Iterator[RawRow]:
     # surrogateescape keeps bad bytes visible per cell, so one bad row does not sink the file.
-    text = data.removeprefix(_BOM).decode("utf-8", "surrogateescape")
+    text = decode_text(data, "surrogateescape")  # by its BOM: UTF-8 unless it says UTF-16/32
     tap = _LineTap(iter(io.StringIO(text, newline="")))
     reader = csv.reader(tap, strict=True)
     try:
@@ -69,17 +74,26 @@ def _header_problem(header: list[str]) -> str | None:
 
 
 def _csv_data_rows(reader: Any, tap: _LineTap, header: list[str]) -> Iterator[RawRow]:
+    """Data rows in order. A malformed row whose parse ran over several lines (an unclosed
+    quote swallows the rest of the file) is quarantined as its first line only, and reading
+    resumes on the next line, so every later row is still accepted or quarantined itself."""
     old_limit = csv.field_size_limit()
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # the 10 MB check is the loader's job
+    base = 0  # physical lines before the current reader's first line
     try:
         while True:
-            number = reader.line_num + 1
+            number = base + reader.line_num + 1
             try:
                 cells = next(reader)
             except StopIteration:
                 return
             except csv.Error as exc:
-                yield RawRow(number, clip(tap.drain()), error=f"malformed CSV: {exc}")
+                lines = tap.drain().splitlines(keepends=True)
+                yield RawRow(number, clip("".join(lines[:1])), error=f"malformed CSV: {exc}")
+                if len(lines) > 1:  # re-read what the bad row swallowed, line by line
+                    base = number
+                    tap = _LineTap(itertools.chain(lines[1:], tap.rest()))
+                    reader = csv.reader(tap, strict=True)
                 continue
             raw = clip(tap.drain())
             if not cells or cells == [""]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from contextos_lab.loaders.hazards import find_hazard, parse_constant, parse_float
+from contextos_lab.loaders.raw_rows import decode_text
 
 T = TypeVar("T")
 Problem = tuple[str | None, str]
@@ -32,8 +33,9 @@ RECORD_ERRORS: tuple[type[BaseException], ...] = (
 
 
 def read_text(path: Path) -> str:
-    """A file's text; a UTF-8 byte-order mark at its start is not part of the data."""
-    return path.read_text(encoding="utf-8-sig")
+    """A file's text, decoded by its byte-order mark (`raw_rows.decode_text`); undecodable
+    bytes still raise (UnicodeDecodeError: the file is unreadable)."""
+    return decode_text(path.read_bytes())
 
 
 def loads(text: str) -> Any:

@@ -9,7 +9,7 @@ from typing import IO, Any
 
 from contextos_lab.loaders.hazards import parse_constant, parse_float
 from contextos_lab.loaders.quarantine import clip
-from contextos_lab.loaders.raw_rows import _BOM, RawRow, UnreadableSource, json_text
+from contextos_lab.loaders.raw_rows import _BOM, RawRow, UnreadableSource, decode_text, json_text
 
 # -- JSON Lines ----------------------------------------------------------------------------
 
@@ -100,7 +100,7 @@ def _jsonl_rows(handle: IO[bytes]) -> Iterator[RawRow]:
         for number, line in enumerate(handle, start=1):
             start, offset = offset, offset + len(line)
             body = line.rstrip(b"\r\n")
-            if number == 1 and body.startswith(_BOM):
+            if body.startswith(_BOM):  # line 1, or any line of files concatenated with BOMs
                 body, start = body[len(_BOM) :], start + len(_BOM)
             if not body.strip():
                 continue
@@ -124,10 +124,10 @@ def _jsonl_rows(handle: IO[bytes]) -> Iterator[RawRow]:
 
 def _json_rows(path: Path, data: bytes) -> Iterator[RawRow]:
     try:
-        text = data.removeprefix(_BOM).decode("utf-8")
+        text = decode_text(data)  # by its BOM: UTF-8 unless it says UTF-16/32
     except UnicodeDecodeError as exc:
         raise UnreadableSource(
-            path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at byte offset {exc.start}"
+            path, f"not valid UTF-8: byte 0x{exc.object[exc.start]:02x} at byte offset {exc.start}"
         ) from None
     try:
         value = _loads(text)

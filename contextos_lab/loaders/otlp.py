@@ -21,6 +21,7 @@ from typing import Any
 
 from contextos_lab.loaders.guard import RECORD_ERRORS, guarded, loads, read_text
 from contextos_lab.loaders.quarantine import LoadResult, QuarantinedRow, clip
+from contextos_lab.loaders.raw_rows import rows_held
 from contextos_lab.schemas.base import EnvelopeList
 from contextos_lab.schemas.decision import DecisionRecord, TerminalStatus
 from contextos_lab.schemas.feedback import FeedbackEntry
@@ -110,6 +111,7 @@ class TraceLoadResult(LoadResult[DecisionRecord]):
                 message=message,
                 stage="parse" if field_ is None else "validate",
                 raw=clip(text),
+                rows=rows_held(Path(file)) if number is None else 1,
             )
         )
 

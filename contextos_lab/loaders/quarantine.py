@@ -54,6 +54,10 @@ class QuarantinedRow(BaseModel):
     message: str
     stage: Stage
     raw: str = ""
+    #: Rows this entry stands for: 1 for a row; every row a whole refused file held (a trace
+    #: file of 15 trajectories refused as unreadable counts 15; an empty file 0), so no row
+    #: goes uncounted.
+    rows: int = Field(default=1, ge=0)
 
     @field_validator("file", "field", "message", "raw", mode="before")
     @classmethod
@@ -102,8 +106,13 @@ class LoadResult(Generic[E]):
         self.quarantined.append(row)
         return row
 
+    @property
+    def quarantined_rows(self) -> int:
+        """Rows refused, a whole refused file counted by the rows it held."""
+        return sum(q.rows for q in self.quarantined)
+
     def summary(self) -> str:
-        return f"accepted {len(self.records)}, quarantined {len(self.quarantined)}"
+        return f"accepted {len(self.records)}, quarantined {self.quarantined_rows}"
 
     def quarantined_frame(self) -> pd.DataFrame:
         columns = list(QuarantinedRow.model_fields)

@@ -11,6 +11,7 @@ a look-alike of a Latin letter or digit mapped to it. Case is kept (patterns dec
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from functools import lru_cache
 
@@ -42,8 +43,13 @@ def _hidden(ch: str) -> bool:
     return unicodedata.category(ch) in _INVISIBLE
 
 
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
 def skeleton(text: str) -> str:
     """NFKC, invisible characters removed, Latin look-alikes mapped to Latin (case kept)."""
+    if text.isascii():  # NFKC and the look-alike map leave ASCII as it is: only controls go
+        return _ASCII_CONTROL.sub("", text)
     folded = unicodedata.normalize("NFKC", text)
     out = []
     for ch in folded:

@@ -1,4 +1,5 @@
-"""The pre-run overlap check reads the held-out manifest, never the held-out cases."""
+"""The pre-run overlap check of a held-out folder whose cases are withheld (a manifest only)
+compares the manifest's hashes; with cases it applies the gate's rule (tests/overlap)."""
 
 from __future__ import annotations
 

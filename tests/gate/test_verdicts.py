@@ -196,19 +196,25 @@ def test_missing_safety_scores_count_as_violations() -> None:
     assert any("safety floor breached" in r for r in d.reasons)
 
 
-def test_missing_target_scores_are_refused() -> None:
+def test_missing_target_scores_are_not_computable_never_promoted() -> None:
+    # A clearly better candidate with 3 missing target scores: a mean over what is left could
+    # promote it; the verdict names the gap instead (no statistic raises, nothing is promoted).
     rng = np.random.default_rng(0)
     base = _frame(100, rng)
     cand = base.copy()
+    cand["economics"] = base["economics"] - 0.05
     cand.loc[cand.index[:3], "economics"] = np.nan
-    with pytest.raises(ValueError, match="missing per-case scores"):
-        decide(
-            base,
-            {"gappy": cand},
-            target_metric="economics",
-            target_direction="decrease",
-            guardrails=GUARD,
-        )
+    [d] = decide(
+        base,
+        {"gappy": cand},
+        target_metric="economics",
+        target_direction="decrease",
+        guardrails=GUARD,
+    )
+    assert d.verdict == "underpowered"
+    assert d.reasons == (
+        "not computable: gappy has 3 missing or non-finite economics score(s); re-run those cases",
+    )
 
 
 def test_significant_worsening_is_said_so() -> None:

@@ -537,25 +537,21 @@ def run_case(case: Case, store: Any) -> Outcome:
             accepted, quarantined = len(loaded.records), loaded.quarantined
             if case.loader == "otlp":
                 case.rows_in = None  # spans in, traces out: no row-for-row count
-            elif any(
-                q.message.startswith(("unreadable", "not readable", "expected a JSON list"))
-                for q in quarantined
-            ):
-                case.rows_in = None
+            # a whole file refused as one entry counts the rows it held (`QuarantinedRow.rows`)
     except UnreadableSource:
         out.unreadable = True
         return out
     except Exception:
         out.traceback = traceback.format_exc(limit=-3)
         return out
-    out.accepted, out.quarantined = accepted, len(quarantined)
+    out.accepted, out.quarantined = accepted, sum(q.rows for q in quarantined)
     for q in quarantined:
         if q.field is None and not q.message.startswith(WHOLE_ROW):
             out.without_field += 1
             out.details.append(f"no field: {q.message[:120]}")
     if case.rows_in is not None and (case.loader in KINDS or case.loader != "otlp"):
         out.rows_checked = True
-        out.unaccounted = abs(case.rows_in - accepted - len(quarantined))
+        out.unaccounted = abs(case.rows_in - accepted - out.quarantined)
     return out
 
 
