@@ -27,14 +27,19 @@ class Prices(BaseModel):
     usd_per_call: float = Field(default=0.0, ge=0)
 
     def usd(self, results: pd.DataFrame) -> np.ndarray:
-        """Dollars per result row (input tokens = tokens - tokens_out)."""
+        """Dollars per result row (input tokens = tokens - tokens_out); a row whose harness
+        reported `cost_usd` costs that instead."""
         total = results["tokens"].to_numpy(dtype=float)
         out = results["tokens_out"].fillna(0).to_numpy(dtype=float)
-        return (
+        priced = (
             (total - out) / 1e6 * self.usd_per_1m_input
             + out / 1e6 * self.usd_per_1m_output
             + self.usd_per_call
         )
+        if "cost_usd" not in results:
+            return priced
+        reported = pd.to_numeric(results["cost_usd"], errors="coerce").to_numpy(dtype=float)
+        return np.where(np.isnan(reported), priced, reported)
 
 
 class Budget(BaseModel):

@@ -86,10 +86,14 @@ def error_mask(results: pd.DataFrame) -> pd.Series:
 
 def harness_key(harness: Harness) -> HarnessKey:
     """(name, version). Without a declared `version`, the harness's own source (or program
-    file) is hashed, so editing it still invalidates the cache."""
+    file) is hashed, so editing it still invalidates the cache. A program harness adds a hash
+    of its command and declared environment (`command_digest`): another argv or `MODEL=` in
+    the spec is another harness."""
     version = getattr(harness, "version", None)
+    command = getattr(harness, "command_digest", None)
+    suffix = f"+cmd:{command}" if isinstance(command, str) and command else ""
     if version:
-        return HarnessKey(harness.name, str(version))
+        return HarnessKey(harness.name, str(version) + suffix)
     digest = hashlib.sha256()
     argv = getattr(harness, "argv", None)
     files: list[Path] = []
@@ -101,7 +105,7 @@ def harness_key(harness: Harness) -> HarnessKey:
         files = [Path(src)] if src else []
     for f in files:
         digest.update(f.read_bytes())
-    return HarnessKey(harness.name, "src:" + digest.hexdigest()[:16])
+    return HarnessKey(harness.name, "src:" + digest.hexdigest()[:16] + suffix)
 
 
 def case_seed(root: int, cfg_hash: str, case_hash: str, repeat: int) -> int:
@@ -116,12 +120,13 @@ def _accepts(fn: Any, name: str) -> bool:
 
 
 def _error_row(case_id: str, reason: str, seed: int, timeout: float | None) -> dict[str, Any]:
+    """An errored run: no latency and no cost (missing, never 0), its wall time spent."""
     return RunResult(
         case_id=case_id,
         decision="",
         output_text="",
         tokens=0,
-        latency_ms=(timeout or 0) * 1000,
+        latency_ms=None,
         wall_ms=(timeout or 0) * 1000,
         error=reason,
     ).model_dump() | {"seed": seed}
@@ -177,6 +182,9 @@ def execute(
         )
     ordered = [{**rows[p], "repeat": p[1], "seed": seeds[p]} for p in pairs]
     frame = pd.DataFrame(ordered, columns=[*RESULT_COLUMNS, *EXTRA_COLUMNS])
+    errored = error_mask(frame)
+    if errored.any():  # an errored run has no latency, whatever the harness reported
+        frame["latency_ms"] = frame["latency_ms"].astype(float).mask(errored)
     return Execution(
         results=frame,
         paid_calls=len(todo),
