@@ -6,20 +6,42 @@ import argparse
 import sys
 
 from contextos_lab.autotune.spec import SpecError
-from contextos_lab.autotune.study import HarnessUnreachable, StorageUnreachable, StudyMismatch
+from contextos_lab.autotune.study import (
+    HarnessProtocolError,
+    HarnessUnreachable,
+    StorageUnreachable,
+    StudyMismatch,
+)
 from contextos_lab.cli_conventions import (
     add_command,
     add_progress_flag,
     positive_int,
     show_progress,
 )
-from contextos_lab.errors import EXIT_HARNESS, EXIT_MISMATCH, EXIT_STORAGE, EXIT_USAGE, one_line
+from contextos_lab.errors import (
+    EXIT_HARNESS,
+    EXIT_MISMATCH,
+    EXIT_PROTOCOL,
+    EXIT_STORAGE,
+    EXIT_USAGE,
+    one_line,
+)
 from contextos_lab.harness.result_cache import add_no_cache_flag
 
 #: Exit codes (table in `contextos_lab.errors`): a scheduler can tell a bad spec from an
 #: unreachable dependency.
 EXIT_SPEC = EXIT_USAGE
-__all__ = ["EXIT_HARNESS", "EXIT_MISMATCH", "EXIT_SPEC", "EXIT_STORAGE", "register", "run"]
+#: Where the stderr tail of the failed call is (the one-line reason quotes its error line).
+TAIL_HINT = " (its stderr: contextos-lab runs tail)"
+__all__ = [
+    "EXIT_HARNESS",
+    "EXIT_MISMATCH",
+    "EXIT_PROTOCOL",
+    "EXIT_SPEC",
+    "EXIT_STORAGE",
+    "register",
+    "run",
+]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -78,8 +100,11 @@ def run(args: argparse.Namespace) -> int:
     except StorageUnreachable as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code
+    except HarnessProtocolError as exc:  # deterministic: a retry gets the same answer
+        print(f"error: harness protocol error: {one_line(exc)}{TAIL_HINT}", file=sys.stderr)
+        return EXIT_PROTOCOL
     except HarnessUnreachable as exc:
-        print(f"error: harness unreachable: {one_line(exc)}", file=sys.stderr)
+        print(f"error: harness unreachable: {one_line(exc)}{TAIL_HINT}", file=sys.stderr)
         return EXIT_HARNESS
     except StudyMismatch as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)

@@ -132,6 +132,16 @@ def _error_row(case_id: str, reason: str, seed: int, timeout: float | None) -> d
     ).model_dump() | {"seed": seed}
 
 
+def _cacheable(row: Mapping[str, Any]) -> dict[str, Any]:
+    """RunResult's fields plus the seed, JSON-safe: a frame's NaN (a column the harness did
+    not fill, like `cost_usd`) is stored as null."""
+    out = {c: row.get(c) for c in (*RESULT_COLUMNS, "seed")}
+    for k, v in out.items():
+        if isinstance(v, float) and math.isnan(v):
+            out[k] = {} if k == "attributes" else None
+    return out
+
+
 def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:500]
 
@@ -175,7 +185,7 @@ def execute(
                 "case_hash": case_hashes[p[0]],
                 "repeat": p[1],
                 "seed": seeds[p],
-                "result": {c: row.get(c) for c in (*RESULT_COLUMNS, "seed")},
+                "result": _cacheable(row),
             }
             for p, row in fresh.items()
             if not row.get("error")

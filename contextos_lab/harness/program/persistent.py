@@ -33,6 +33,7 @@ from typing import IO, Any
 from contextos_lab.harness.command_record import CommandRecord, RecordFile, default_record_path
 from contextos_lab.harness.head_tail import HeadTail, LineSplitter
 from contextos_lab.harness.program.result_lines import ResultLines
+from contextos_lab.harness.program.stderr_reason import error_line
 from contextos_lab.harness.redaction import redact_argv, redact_text
 from contextos_lab.harness.runner import OutputLimits, new_command_id
 
@@ -203,7 +204,7 @@ class PersistentPool:
         error: str | None = None
         timed_out = False
         if not proc.send(payload.encode("utf-8")):
-            exit_code, error = proc.proc.wait(), "the process closed its stdin"
+            exit_code, error = proc.proc.wait(), "process closed its stdin"
         deadline = None if timeout is None else t0 + timeout
         while error is None:
             wait = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
@@ -217,7 +218,7 @@ class PersistentPool:
             if item is _EOF:
                 exit_code = proc.proc.wait()
                 proc.err_thread.join(1.0)
-                error = f"the process exited (code {exit_code}) before batch_done"
+                error = f"process exited (code {exit_code}) before batch_done"
                 break
             raw, dropped = item
             out.add(raw, dropped)
@@ -235,7 +236,8 @@ class PersistentPool:
         if timed_out:
             failure = f"harness hung: {error}"
         elif error is not None:
-            failure = error
+            named = error_line(record.stderr_tail)
+            failure = f"harness {error}" + (f" (stderr: {named})" if named else "")
         return Exchange(lines, record, failure)
 
     def _record(
