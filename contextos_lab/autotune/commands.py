@@ -126,5 +126,19 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"  #{c['rank']} trial {c['number']}: gain {c['target_gain']:+.4g} "
             f"({rep['target']['metric']}), {c['n_changed']} change(s), diff {c['config_diff']}"
+            + _cost_line(c)
         )
     return 0
+
+
+def _cost_line(candidate: dict[str, object]) -> str:
+    """Latency and cost are over answered runs: the error rate belongs beside them."""
+    rate = candidate.get("error_rate")
+    if not isinstance(rate, (int, float)):
+        return ""
+    parts = [
+        f"{name} {candidate[name]:.4g}"
+        for name in ("latency", "economics")
+        if isinstance(candidate.get(name), (int, float))
+    ]
+    return f"; {', '.join(parts)} over answered runs, error rate {rate:.2%}"

@@ -33,6 +33,9 @@ from contextos_lab.gate.paired_tests import (
     required_sample_size,
 )
 
+#: What an errored run has no value for (harness.repeat_scores.UNMEASURED, kept local: the
+#: gate's statistics import nothing from the harness layer).
+UNMEASURED = ("latency", "economics")
 Verdict = Literal["promote", "underpowered", "regression", "no_effect"]
 EVALUATORS = ("policy", "safety", "utility", "latency", "economics")
 #: Reported beside `utility` (never checked against a guardrail): share of fully correct cases.
@@ -86,9 +89,9 @@ def metric_tests(
 ) -> list[PairedTest]:
     """The per-metric paired tests of one candidate against the baseline on the same cases."""
     if not baseline.index.equals(candidate.index):
-        candidate = candidate.reindex(baseline.index)
-        if candidate.isna().any().any():
+        if len(baseline.index.difference(candidate.index)):
             raise ValueError("candidate and baseline were not run on the same held-out cases")
+        candidate = candidate.reindex(baseline.index)
     tests = []
     for metric in EVALUATORS:
         if metric in ("policy", "safety"):
@@ -124,17 +127,21 @@ def metric_tests(
                     )
                 )
         else:
-            tests.append(
-                paired_test(
-                    metric,
-                    baseline[metric].to_numpy(float),
-                    candidate[metric].to_numpy(float),
-                    binary=False,
-                    seed=seed,
-                    n_boot=n_boot,
-                )
-            )
+            b, c = _answered_pairs(baseline[metric], candidate[metric])
+            tests.append(paired_test(metric, b, c, binary=False, seed=seed, n_boot=n_boot))
     return tests
+
+
+def _answered_pairs(baseline: pd.Series, candidate: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Latency and cost are compared on the cases both sides answered (an errored run has
+    neither; its failure already counts on utility, policy and safety). With fewer than two
+    such cases an unanswered side takes the other's value: no evidence either way."""
+    b, c = baseline.to_numpy(float), candidate.to_numpy(float)
+    both = ~np.isnan(b) & ~np.isnan(c)
+    if both.sum() >= 2 or both.all():
+        return b[both], c[both]
+    b2, c2 = np.where(np.isnan(b), c, b), np.where(np.isnan(c), b, c)
+    return np.nan_to_num(b2), np.nan_to_num(c2)
 
 
 def _improves(delta: float, direction: str) -> bool:
@@ -147,7 +154,8 @@ def _interval_improves(test: PairedTest, direction: str) -> bool:
 
 
 def _checked_frame(name: str, frame: pd.DataFrame) -> pd.DataFrame:
-    """Missing floor scores count as violations; any other missing score is refused.
+    """Missing floor scores count as violations; a missing latency or cost is an errored run
+    (compared on answered cases only, `_answered_pairs`); any other missing score is refused.
 
     A NaN must never make a mean look better than the cases it hides (pandas skips NaN).
     """
@@ -157,7 +165,11 @@ def _checked_frame(name: str, frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.copy()
     for metric in ("policy", "safety"):
         frame[metric] = frame[metric].astype(float).fillna(0.0)
-    gaps = {m: int(frame[m].isna().sum()) for m in EVALUATORS if frame[m].isna().any()}
+    gaps = {
+        m: int(frame[m].isna().sum())
+        for m in EVALUATORS
+        if m not in UNMEASURED and frame[m].isna().any()
+    }
     if gaps:
         raise ValueError(f"{name}: missing per-case scores {gaps}; re-run those cases")
     return frame
@@ -247,6 +259,7 @@ def decide(
                 if target.outcome == "binary"
                 else frame[target_name].to_numpy(float) - baseline[target_name].to_numpy(float)
             )
+            diff = diff[~np.isnan(diff)]  # latency/cost: answered pairs only
             # Holm's strictest step compares the smallest p with alpha/m: size for that.
             m = len(candidates)
             required_n = required_sample_size(diff, alpha=level / m)
