@@ -154,8 +154,9 @@ def _interval_improves(test: PairedTest, direction: str) -> bool:
 
 
 def _checked_frame(name: str, frame: pd.DataFrame) -> pd.DataFrame:
-    """Missing floor scores count as violations; a missing latency or cost is an errored run
-    (compared on answered cases only, `_answered_pairs`); any other missing score is refused.
+    """Missing floor scores count as violations; a missing latency or cost on a case that
+    failed everything (an errored run) is compared on answered cases only (`_answered_pairs`);
+    any other missing score is refused.
 
     A NaN must never make a mean look better than the cases it hides (pandas skips NaN).
     """
@@ -165,10 +166,13 @@ def _checked_frame(name: str, frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.copy()
     for metric in ("policy", "safety"):
         frame[metric] = frame[metric].astype(float).fillna(0.0)
+    # an errored case failed everything it judged (policy, safety, utility 0): only there
+    # may latency and cost be missing
+    failed = (frame[["policy", "safety", "utility"]].astype(float) == 0.0).all(axis=1)
     gaps = {
-        m: int(frame[m].isna().sum())
+        m: int(missing.sum())
         for m in EVALUATORS
-        if m not in UNMEASURED and frame[m].isna().any()
+        if (missing := frame[m].isna() & ~(failed if m in UNMEASURED else False)).any()
     }
     if gaps:
         raise ValueError(f"{name}: missing per-case scores {gaps}; re-run those cases")
