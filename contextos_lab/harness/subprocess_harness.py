@@ -244,11 +244,11 @@ class SubprocessHarness:
             request["max_concurrency"] = self.per_process_concurrency
             request["case_timeout_s"] = case_timeout_s
             timeout = self.chunk_timeout_s(len(case_ids), case_timeout_s)
-        request = json.loads(json.dumps(request, default=_json_default, allow_nan=False))
+        payload = json.dumps(request, default=_json_default, allow_nan=False)
         note = note or f"{self.name}: expect {len(case_ids)} result lines, exit 0"
         parent: str | None = None
         for attempt in range(self.retries + 1):
-            lines, record, failure = self._attempt(request, case_ids, timeout, note, parent)
+            lines, record, failure = self._attempt(payload, case_ids, timeout, note, parent)
             if failure is None and lines.complete(case_ids):
                 share = record.duration_ms / max(len(case_ids), 1)
                 return _frame(lines.rows_for(case_ids, "", share), record), record
@@ -277,7 +277,7 @@ class SubprocessHarness:
 
     def _attempt(
         self,
-        request: dict[str, Any],
+        payload: str,
         case_ids: Sequence[str],
         timeout: float | None,
         note: str,
@@ -291,10 +291,9 @@ class SubprocessHarness:
                         self.argv, cwd=self.cwd, env=self._run_env,
                         record_file=self.record_file, limits=self.limits,
                     )  # fmt: skip
-            done = self._pool.exchange(request, case_ids, timeout, note, parent)
+            done = self._pool.exchange(payload, case_ids, timeout, note, parent)
             return done.lines, done.record, done.failure
         lines = ResultLines(case_ids)
-        payload = json.dumps(request, allow_nan=False).encode("utf-8")
         record = run_with_feedback(
             self.argv,
             cwd=self.cwd,
@@ -302,7 +301,7 @@ class SubprocessHarness:
             timeout=timeout,
             parent_command_id=parent,
             record_file=self.record_file,
-            stdin=payload,
+            stdin=payload.encode("utf-8"),
             env=self._run_env,
             on_stdout_line=lines.feed,
             limits=self.limits,

@@ -172,13 +172,14 @@ class PersistentPool:
 
     def exchange(
         self,
-        request: Mapping[str, Any],
+        request: str,
         case_ids: Sequence[str],
         timeout: float | None,
         note: str,
         parent_command_id: str | None = None,
     ) -> Exchange:
-        """Send one batch and read its answers until `batch_done`, death or the deadline."""
+        """Send one batch (`request`: the one-shot request, serialised) and read its answers
+        until `batch_done`, the process's death or the deadline."""
         with self._lock:
             self._batch += 1
             batch = self._batch
@@ -199,7 +200,8 @@ class PersistentPool:
             )
             return Exchange(lines, record, f"harness did not run: {error}")
         err_from = proc.stderr_count
-        payload = json.dumps({**request, "batch": batch}, allow_nan=False) + "\n"
+        # the request is a JSON object already serialised: add the batch number to it
+        payload = request.rstrip()[:-1] + f', "batch": {batch}}}\n'
         exit_code: int | None = 0
         error: str | None = None
         timed_out = False
