@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from contextos_lab.autotune.spec import SpecError
 from contextos_lab.autotune.study import (
@@ -27,6 +28,9 @@ from contextos_lab.errors import (
     one_line,
 )
 from contextos_lab.harness.result_cache import add_no_cache_flag
+
+if TYPE_CHECKING:
+    from contextos_lab.autotune.context import RunContext
 
 #: Exit codes (table in `contextos_lab.errors`): a scheduler can tell a bad spec from an
 #: unreachable dependency.
@@ -80,11 +84,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from contextos_lab.autotune.context import prepare
+    from contextos_lab.autotune.spec import load_spec
     from contextos_lab.autotune.sweep import sweep, write_front_json
 
     try:
+        ctx = prepare(load_spec(args.spec))
+        for warning in policy_warnings(ctx):
+            print(warning, file=sys.stderr)
         result = sweep(
-            args.spec,
+            ctx.spec,
+            ctx=ctx,
             out_dir=args.out,
             n_trials=args.n_trials,
             storage=args.storage,
@@ -142,3 +152,17 @@ def _cost_line(candidate: dict[str, object]) -> str:
         if isinstance(candidate.get(name), (int, float))
     ]
     return f"; {', '.join(parts)} over answered runs, error rate {rate:.2%}"
+
+
+def policy_warnings(ctx: RunContext) -> list[str]:
+    """Search-set intents the policy evaluator has no rule for (it would pass them silently);
+    only when the spec scores with the default evaluator, whose policy reads those rules."""
+    from contextos_lab.autotune.spec_parts import DEFAULT_EVALUATE
+    from contextos_lab.domain.active import active_project
+    from contextos_lab.evaluators.policy_coverage import unruled_intents, unruled_warning
+
+    cases = ctx.search.cases
+    if ctx.spec.evaluate != DEFAULT_EVALUATE or "intent" not in cases.columns:
+        return []
+    unruled = unruled_intents(cases["intent"].dropna(), active_project().policy_evaluation)
+    return [unruled_warning(unruled, f"search set {ctx.spec.search_set}")] if unruled else []

@@ -9,9 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from contextos_lab.cli_conventions import add_command
 from contextos_lab.domain.active import active_project
+from contextos_lab.domain.config import DomainConfig
+from contextos_lab.evaluators.policy_coverage import (
+    project_intents,
+    unruled_intents,
+    unruled_warning,
+)
 from contextos_lab.schemas.reason_classes import core_reason_classes
 
 
@@ -28,6 +35,8 @@ def _project(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(project.model_dump(mode="json"), indent=2, sort_keys=True))
         return 0
+    if args.check:
+        return _check(project)
     print(f"project {project.name}: {project.root}")
     if project.description:
         print(f"  {project.description}")
@@ -56,6 +65,18 @@ def _project(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(project: DomainConfig) -> int:
+    """Warnings about what the project leaves unjudged (exit 0: warnings, not errors)."""
+    unruled = unruled_intents(project_intents(project), project.policy_evaluation)
+    if unruled:
+        print(unruled_warning(unruled, f"project {project.name}"), file=sys.stderr)
+    print(
+        f"project {project.name}: {len(project.policy_evaluation)} policy rule(s), "
+        f"{len(unruled)} intent(s) without one"
+    )
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
@@ -67,4 +88,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ],
     )
     p.add_argument("--json", action="store_true", help="the loaded configuration as JSON")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="warn about intents with no policy_evaluation rule (policy cannot judge them)",
+    )
     p.set_defaults(func=_project)
