@@ -3,7 +3,6 @@ process that hangs or dies costs only the cases it had not answered."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -94,15 +93,13 @@ def test_a_dying_process_names_its_exception(harness: SubprocessHarness) -> None
         harness.run_batch(pd.DataFrame({"case_id": ["die"]}), {})
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
-def test_the_node_example_serves_persistently() -> None:
-    node = SubprocessHarness(
-        ["node", "harness.mjs", "--persistent", "--case-ms=1"],
-        cwd=ROOT / "examples" / "node_harness",
+def test_the_node_example_serves_persistently(node: str) -> None:
+    harness = SubprocessHarness(
+        [node, "harness.mjs", "--persistent", "--case-ms=1"], cwd=ROOT / "examples" / "node_harness"
     )
     try:
-        node.describe()
-        assert node.persistent is True and node.per_process_concurrency == 8
+        harness.describe()
+        assert harness.persistent is True and harness.per_process_concurrency == 8
         cases = pd.read_json(
             ROOT / "examples" / "standin_llm" / "sets" / "search.jsonl", lines=True
         )
@@ -110,12 +107,12 @@ def test_the_node_example_serves_persistently() -> None:
         policy = ExecutionPolicy(max_concurrency=16, repeats=2, case_timeout_s=10)
         cfg = {"model": "small", "few_shot": 2, "temperature": 0.7}
         hashes = [f"h{i}" for i in range(len(cases))]
-        first = execute(node, cases, hashes, cfg, policy)
-        assert node._pool is not None
-        started = node._pool.started
-        again = execute(node, cases, hashes, cfg, policy)
+        first = execute(harness, cases, hashes, cfg, policy)
+        assert harness._pool is not None
+        started = harness._pool.started
+        again = execute(harness, cases, hashes, cfg, policy)
         assert first.n_errors == 0 and len(first.results) == 96
         assert first.results["decision"].tolist() == again.results["decision"].tolist()
-        assert started <= 4 and node._pool.started == started  # 2 repeats x 16 / 8: reused
+        assert started <= 4 and harness._pool.started == started  # 2 repeats x 16 / 8: reused
     finally:
-        node.close()
+        harness.close()
