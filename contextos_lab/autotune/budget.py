@@ -174,7 +174,7 @@ def budget_stop_reason(
             how = (
                 "at usd_per_call_max"
                 if budget.usd_per_call_max
-                else f"at the q{COST_QUANTILE:.0%} cost per call of the trials paid so far"
+                else f"at the {COST_QUANTILE:.0%} quantile of the paid trials' cost per call"
             )
             return (
                 f"money budget: ${usd:.4f} of ${budget.usd:.4f} spent; the next trial may "
