@@ -205,8 +205,9 @@ class PersistentPool:
         exit_code: int | None = 0
         error: str | None = None
         timed_out = False
-        if not proc.send(payload.encode("utf-8")):
-            exit_code, error = proc.proc.wait(), "process closed its stdin"
+        # written from a thread: a process that stops reading must not block us past the
+        # deadline (a large batch fills the pipe); a dead reader shows as EOF on stdout
+        threading.Thread(target=proc.send, args=(payload.encode("utf-8"),), daemon=True).start()
         deadline = None if timeout is None else t0 + timeout
         while error is None:
             wait = None if deadline is None else max(deadline - time.perf_counter(), 0.0)

@@ -116,3 +116,18 @@ def test_the_node_example_serves_persistently(node: str) -> None:
         assert started <= 4 and harness._pool.started == started  # 2 repeats x 16 / 8: reused
     finally:
         harness.close()
+
+
+def test_a_process_that_stops_reading_cannot_block_past_the_deadline(tmp_path: Path) -> None:
+    deaf = tmp_path / "deaf.py"
+    deaf.write_text("import time\ntime.sleep(60)\n", encoding="utf-8")
+    harness = SubprocessHarness(
+        [sys.executable, str(deaf)], record_file=tmp_path / "r.jsonl", surfaces=[],
+        persistent=True, timeout=1.0,
+    )  # fmt: skip
+    big = pd.DataFrame({"case_id": [f"c{i}" for i in range(400)], "text": ["x" * 1000] * 400})
+    try:
+        with pytest.raises(HarnessFailure, match="harness hung: timeout after 1s"):
+            harness.run_batch(big, {})  # 400 kB: more than a pipe holds
+    finally:
+        harness.close()
