@@ -7,7 +7,8 @@ prints either as one line on stderr and exits with its `code`. Notebook users se
 message as an ordinary exception. Other failures (a bug, a broken dependency) keep their
 tracebacks: they are not the user's to fix.
 
-Exit statuses (README "CLI conventions" repeats this table; a scheduler may retry 3 and 4):
+Exit statuses (README "CLI conventions" repeats this table; a scheduler may retry 3 and 4,
+never 2 or 9):
 
     0  done (also when nothing was promoted: the command says so)
     1  `replay`: the proposal did not replay clean (a verdict, not an error)
@@ -22,6 +23,9 @@ Exit statuses (README "CLI conventions" repeats this table; a scheduler may retr
        `gate`, or in the gate itself: one rule, `contextos_lab.overlap`), or its error budget
        is spent
     8  the study vanished between the check and the gate notebook
+    9  harness protocol error: the baseline failed on output that breaks the harness protocol
+       (malformed JSON, an unknown or repeated case id, a wrong type); deterministic, never
+       worth a retry (4 is: the harness did not run, hung or crashed)
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 EXIT_USAGE = 2
 EXIT_STORAGE, EXIT_HARNESS, EXIT_MISMATCH = 3, 4, 5
 EXIT_NOTEBOOK, EXIT_HELDOUT, EXIT_NO_STUDY = 6, 7, 8
+EXIT_PROTOCOL = 9
 #: The table above, short, for `contextos-lab --help`.
 EXIT_STATUSES = {
     0: "done",
@@ -40,6 +45,7 @@ EXIT_STATUSES = {
     6: "notebook failed",
     7: "held-out overlap or budget spent",
     8: "study vanished",
+    9: "harness protocol error",
 }
 
 

@@ -11,10 +11,24 @@ from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.trial_claim import ask_claimed
 from contextos_lab.autotune.trial_count import _uncounted
 from contextos_lab.autotune.trial_run import _run_one, close_duplicate_baseline
+from contextos_lab.harness.program.result_lines import PROTOCOL_ERROR
 
 
 class HarnessUnreachable(RuntimeError):
     """The baseline trial could not run: no study trial should start against this harness."""
+
+
+class HarnessProtocolError(HarnessUnreachable):
+    """The baseline failed because the harness broke the protocol (malformed output, an unknown
+    or repeated case id, a wrong type): deterministic, so a retry cannot help (exit 9)."""
+
+
+def baseline_failed(number: int, reason: object) -> HarnessUnreachable:
+    """The exception for a failed baseline: a protocol error when the reason names one."""
+    message = f"baseline trial {number} failed: {reason}"
+    if PROTOCOL_ERROR in str(reason):
+        return HarnessProtocolError(message)
+    return HarnessUnreachable(message)
 
 
 def ensure_baseline(
@@ -49,7 +63,7 @@ def ensure_baseline(
     if frozen is None or frozen.state != TrialState.COMPLETE:
         number = trial.number
         reason = frozen.user_attrs.get("fail_reason") if frozen is not None else "over budget"
-        raise HarnessUnreachable(f"baseline trial {number} failed: {reason}")
+        raise baseline_failed(number, reason)
     scores = dict(frozen.user_attrs["scores"])
     study.set_user_attr("baseline_scores", scores)
     study.set_user_attr("baseline_trial", frozen.number)
@@ -91,5 +105,5 @@ def _wait_for_baseline(study: optuna.Study, poll_s: float) -> dict[str, float]:
         ]
         if failed:
             why = failed[0].user_attrs.get("fail_reason")
-            raise HarnessUnreachable(f"baseline trial {failed[0].number} failed: {why}")
+            raise baseline_failed(failed[0].number, why)
         time.sleep(poll_s)

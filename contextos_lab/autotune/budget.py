@@ -1,9 +1,11 @@
 """Cost as a first-class budget: prices, what each trial paid, and when the study must stop.
 
 Only calls the harness really made are paid (cache hits cost nothing). A trial records
-`spend = {calls, usd, wall_s, cache_hits}`; the study stops before a trial whose worst case
-(every case of every repeat uncached, as slow as the slowest trial so far) could take a total
-over its budget. Economics is priced by the same table.
+`spend = {calls, usd, wall_s, cache_hits}`; the study stops before a trial that could take a
+total over its budget: calls at their worst case (every case of every repeat uncached), money
+estimated from the trials already paid (an upper quantile of their cost per call, times the
+calls the next trial may make: not twice the dearest call, which stopped a $12 study at $4),
+wall time as slow as the slowest trial so far. Economics is priced by the same table.
 """
 
 from __future__ import annotations
@@ -27,14 +29,19 @@ class Prices(BaseModel):
     usd_per_call: float = Field(default=0.0, ge=0)
 
     def usd(self, results: pd.DataFrame) -> np.ndarray:
-        """Dollars per result row (input tokens = tokens - tokens_out)."""
+        """Dollars per result row (input tokens = tokens - tokens_out); a row whose harness
+        reported `cost_usd` costs that instead."""
         total = results["tokens"].to_numpy(dtype=float)
         out = results["tokens_out"].fillna(0).to_numpy(dtype=float)
-        return (
+        priced = (
             (total - out) / 1e6 * self.usd_per_1m_input
             + out / 1e6 * self.usd_per_1m_output
             + self.usd_per_call
         )
+        if "cost_usd" not in results:
+            return priced
+        reported = pd.to_numeric(results["cost_usd"], errors="coerce").to_numpy(dtype=float)
+        return np.where(np.isnan(reported), priced, reported)
 
 
 class Budget(BaseModel):
@@ -45,9 +52,10 @@ class Budget(BaseModel):
     usd: float | None = Field(default=None, gt=0)
     calls: int | None = Field(default=None, ge=1)
     wall_s: float | None = Field(default=None, gt=0)
-    #: Dearest possible call (e.g. from the API's max_tokens). Without it the next trial's
-    #: worst case is estimated as twice the dearest call seen so far (an estimate: a config
-    #: far dearer than any tried before can still overshoot by part of one trial).
+    #: Dearest possible call (e.g. from the API's max_tokens): a hard bound. Without it the
+    #: next trial's cost per call is estimated as the `COST_QUANTILE` quantile of what paid
+    #: trials cost per call (an estimate: a config dearer than most tried before can
+    #: overshoot by part of one trial; set this when that must never happen).
     usd_per_call_max: float | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
@@ -128,6 +136,19 @@ def spend_total(study: optuna.Study) -> dict[str, float | int]:
     }
 
 
+#: Which quantile of the paid trials' cost per call estimates the next trial's.
+COST_QUANTILE = 0.9
+
+
+def usd_per_call_estimate(frame: pd.DataFrame) -> float:
+    """An upper quantile of the dollars per paid call over the trials that paid any."""
+    paid = frame[frame["calls"] > 0]
+    if not len(paid):
+        return 0.0
+    per_call = (paid["usd"] / paid["calls"]).to_numpy(dtype=float)
+    return float(np.quantile(per_call, COST_QUANTILE))
+
+
 def budget_stop_reason(
     study: optuna.Study, budget: Budget | None, calls_per_trial: int
 ) -> str | None:
@@ -146,16 +167,18 @@ def budget_stop_reason(
                 f"make up to {calls_per_trial}"
             )
     if budget.usd is not None and len(frame):
-        paid = frame[frame["calls"] > 0]
-        per_call = budget.usd_per_call_max or (
-            2.0 * float((paid["usd"] / paid["calls"]).max()) if len(paid) else 0.0
-        )
+        per_call = budget.usd_per_call_max or usd_per_call_estimate(frame)
         usd = float(frame["usd"].sum())
-        worst_usd = usd + (1 + in_flight) * per_call * calls_per_trial
-        if worst_usd > budget.usd:
+        next_usd = per_call * calls_per_trial
+        if usd + (1 + in_flight) * next_usd > budget.usd:
+            how = (
+                "at usd_per_call_max"
+                if budget.usd_per_call_max
+                else f"at the {COST_QUANTILE:.0%} quantile of the paid trials' cost per call"
+            )
             return (
                 f"money budget: ${usd:.4f} of ${budget.usd:.4f} spent; the next trial may "
-                f"cost up to ${per_call * calls_per_trial:.4f}"
+                f"cost about ${next_usd:.4f} ({calls_per_trial} calls {how})"
             )
     if budget.wall_s is not None and len(frame):
         wall = float(frame["wall_s"].sum())

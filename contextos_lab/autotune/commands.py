@@ -4,22 +4,48 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from contextos_lab.autotune.spec import SpecError
-from contextos_lab.autotune.study import HarnessUnreachable, StorageUnreachable, StudyMismatch
+from contextos_lab.autotune.study import (
+    HarnessProtocolError,
+    HarnessUnreachable,
+    StorageUnreachable,
+    StudyMismatch,
+)
 from contextos_lab.cli_conventions import (
     add_command,
     add_progress_flag,
     positive_int,
     show_progress,
 )
-from contextos_lab.errors import EXIT_HARNESS, EXIT_MISMATCH, EXIT_STORAGE, EXIT_USAGE, one_line
+from contextos_lab.errors import (
+    EXIT_HARNESS,
+    EXIT_MISMATCH,
+    EXIT_PROTOCOL,
+    EXIT_STORAGE,
+    EXIT_USAGE,
+    one_line,
+)
 from contextos_lab.harness.result_cache import add_no_cache_flag
+
+if TYPE_CHECKING:
+    from contextos_lab.autotune.context import RunContext
 
 #: Exit codes (table in `contextos_lab.errors`): a scheduler can tell a bad spec from an
 #: unreachable dependency.
 EXIT_SPEC = EXIT_USAGE
-__all__ = ["EXIT_HARNESS", "EXIT_MISMATCH", "EXIT_SPEC", "EXIT_STORAGE", "register", "run"]
+#: Where the stderr tail of the failed call is (the one-line reason quotes its error line).
+TAIL_HINT = " (its stderr: contextos-lab runs tail)"
+__all__ = [
+    "EXIT_HARNESS",
+    "EXIT_MISMATCH",
+    "EXIT_PROTOCOL",
+    "EXIT_SPEC",
+    "EXIT_STORAGE",
+    "register",
+    "run",
+]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -58,11 +84,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from contextos_lab.autotune.context import prepare
+    from contextos_lab.autotune.spec import load_spec
     from contextos_lab.autotune.sweep import sweep, write_front_json
 
     try:
+        ctx = prepare(load_spec(args.spec))
+        for warning in policy_warnings(ctx):
+            print(warning, file=sys.stderr)
         result = sweep(
-            args.spec,
+            ctx.spec,
+            ctx=ctx,
             out_dir=args.out,
             n_trials=args.n_trials,
             storage=args.storage,
@@ -78,8 +110,11 @@ def run(args: argparse.Namespace) -> int:
     except StorageUnreachable as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return exc.code
+    except HarnessProtocolError as exc:  # deterministic: a retry gets the same answer
+        print(f"error: harness protocol error: {one_line(exc)}{TAIL_HINT}", file=sys.stderr)
+        return EXIT_PROTOCOL
     except HarnessUnreachable as exc:
-        print(f"error: harness unreachable: {one_line(exc)}", file=sys.stderr)
+        print(f"error: harness unreachable: {one_line(exc)}{TAIL_HINT}", file=sys.stderr)
         return EXIT_HARNESS
     except StudyMismatch as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
@@ -101,5 +136,33 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"  #{c['rank']} trial {c['number']}: gain {c['target_gain']:+.4g} "
             f"({rep['target']['metric']}), {c['n_changed']} change(s), diff {c['config_diff']}"
+            + _cost_line(c)
         )
     return 0
+
+
+def _cost_line(candidate: dict[str, object]) -> str:
+    """Latency and cost are over answered runs: the error rate belongs beside them."""
+    rate = candidate.get("error_rate")
+    if not isinstance(rate, (int, float)):
+        return ""
+    parts = [
+        f"{name} {candidate[name]:.4g}"
+        for name in ("latency", "economics")
+        if isinstance(candidate.get(name), (int, float))
+    ]
+    return f"; {', '.join(parts)} over answered runs, error rate {rate:.2%}"
+
+
+def policy_warnings(ctx: RunContext) -> list[str]:
+    """Search-set intents the policy evaluator has no rule for (it would pass them silently);
+    only when the spec scores with the default evaluator, whose policy reads those rules."""
+    from contextos_lab.autotune.spec_parts import DEFAULT_EVALUATE
+    from contextos_lab.domain.active import active_project
+    from contextos_lab.evaluators.policy_coverage import unruled_intents, unruled_warning
+
+    cases = ctx.search.cases
+    if ctx.spec.evaluate != DEFAULT_EVALUATE or "intent" not in cases.columns:
+        return []
+    unruled = unruled_intents(cases["intent"].dropna(), active_project().policy_evaluation)
+    return [unruled_warning(unruled, f"search set {ctx.spec.search_set}")] if unruled else []

@@ -15,6 +15,7 @@ from contextos_lab.autotune.budget import SpendMeter
 from contextos_lab.autotune.cases import CaseSet, load_case_set, scope_to_intent
 from contextos_lab.autotune.search_space import SearchSpace
 from contextos_lab.autotune.spec import SpecError, TuningRunSpec, check_spec
+from contextos_lab.harness.case_inputs import declared_inputs
 from contextos_lab.harness.protocol import Harness, baseline_config, load_harness
 from contextos_lab.harness.result_cache import ResultCache, cache_reads_enabled
 from contextos_lab.harness.user_modules import add_spec_dir, with_spec_cwd
@@ -102,8 +103,23 @@ def prepare(
     if problems:
         raise SpecError(problems)
     assert evaluate is not None and search is not None
+    _declare_inputs(harness, spec)
     space = SearchSpace(surfaces=surfaces, base_config=baseline_config(harness))
     return RunContext(spec=spec, harness=harness, space=space, search=search, evaluate=evaluate)
+
+
+def _declare_inputs(harness: Harness, spec: TuningRunSpec) -> None:
+    """Give a program harness its allow-list of case fields (spec first, then the case
+    format's `inputs.json`) unless it was built with one (`harness.case_inputs`)."""
+    if not hasattr(harness, "input_fields") or harness.input_fields is not None:
+        return
+    fields = spec.input_fields
+    if fields is None:
+        try:
+            fields = declared_inputs(spec.resolve(spec.search_set))
+        except ValueError as exc:
+            raise SpecError([f"search_set: {exc}"]) from exc
+    harness.input_fields = fields
 
 
 def rebuild(payload: dict[str, Any]) -> RunContext:

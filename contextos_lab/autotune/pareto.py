@@ -47,6 +47,8 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
             "layers": change.get("layers"),
             "diff_size": change.get("diff_size"),
             "harness_s": ua.get("run", {}).get("harness_s"),
+            # latency and economics are means over answered runs: read them beside this
+            "error_rate": ua.get("run", {}).get("error_rate"),
             # racing (fidelity: racing): stage reached, cases paid for, why it was dropped
             "stage": (ua.get("racing") or {}).get("stage"),
             "n_stages": (ua.get("racing") or {}).get("n_stages"),
@@ -198,7 +200,7 @@ def front_report(
     columns = [
         "rank", "number", "target_gain", "params", "config_diff", "n_changed", "n_additive",
         "n_control_flow", "layers", "diff_size", *[e.value for e in EvaluatorName],
-        *[f"delta_{e.value}" for e in EvaluatorName],
+        "error_rate", *[f"delta_{e.value}" for e in EvaluatorName],
     ]  # fmt: skip
     candidates = [
         {k: _plain(row[k]) for k in columns if k in row} for row in ranked.to_dict(orient="records")

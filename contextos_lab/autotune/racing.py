@@ -63,7 +63,7 @@ from contextos_lab.autotune.racing_references import (
     keep_reference,
     nearest_reference,
 )
-from contextos_lab.harness.repeat_scores import RepeatScores
+from contextos_lab.harness.repeat_scores import UNMEASURED, RepeatScores
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
 __all__ = ["case_evaluations", "case_order", "drop_reason", "order_key", "race", "racing_seed"]
@@ -203,7 +203,7 @@ def race(
                 point = point_estimate(so_far, near)  # what promotion judged, paired
             _record_drop(ctx, trial, est, stage, sizes, baseline, verdict, n_errors, point)
             raise optuna.TrialPruned(verdict[0])
-    in_order = pd.concat(parts)
+    in_order = fill_unmeasured(pd.concat(parts))
     full = in_order.sort_index()  # the search set's own row order: same sums as full
     scores = {name: float(full[name].mean()) for name in full.columns}
     merged = RepeatScores(
@@ -229,9 +229,22 @@ def race(
     }
 
 
+def fill_unmeasured(per_case: pd.DataFrame) -> pd.DataFrame:
+    """Errored cases have no latency or cost (NaN); racing's bounds and references need a
+    number, so they get the mean of the answered cases: every mean stays the answered mean."""
+    cols = [c for c in UNMEASURED if c in per_case.columns and per_case[c].isna().any()]
+    if not cols:
+        return per_case
+    out = per_case.copy()
+    for c in cols:
+        out[c] = out[c].fillna(out[c].mean())
+    return out
+
+
 def _scored_so_far(parts: list[pd.DataFrame]) -> pd.DataFrame:
-    """The per-case scores run so far; a NaN score is a harness failure, never evidence."""
-    so_far = pd.concat(parts)
+    """The per-case scores run so far; a NaN score is a harness failure, never evidence
+    (an errored case's missing latency and cost excepted: `fill_unmeasured`)."""
+    so_far = fill_unmeasured(pd.concat(parts))
     if so_far.isna().any().any():
         raise HarnessFailure(f"evaluation produced NaN scores {so_far.mean().to_dict()}")
     return so_far

@@ -58,7 +58,15 @@ class TuningRunSpec(BaseModel):
     max_concurrency: int | None = Field(default=None, ge=1, description="cases in flight")
     repeats: int = Field(default=1, ge=1, le=100, description="runs per case (noisy harness)")
     case_timeout_s: float | None = Field(default=None, gt=0, description="deadline per case")
-    max_error_rate: float | None = Field(default=None, ge=0, le=1, description="a floor")
+    max_error_rate: float | None = Field(
+        default=None, ge=0, le=1,
+        description="a floor: a trial whose share of errored runs exceeds it is infeasible",
+    )  # fmt: skip
+    input_fields: tuple[str, ...] | None = Field(
+        default=None,
+        description="case fields a program harness may see (an allow-list; default: what the "
+        "case format declared in the sets' inputs.json, harness.case_inputs)",
+    )
     prices: Prices | None = None
     budget: Budget | None = None
     heldout_budget: ErrorBudget = Field(

@@ -28,6 +28,7 @@ all wait for one baseline trial.
 from __future__ import annotations
 
 from contextos_lab.autotune.baseline import (
+    HarnessProtocolError,
     HarnessUnreachable,
     _baseline_scores,
     _earlier_baseline,
@@ -77,6 +78,7 @@ __all__ = [
     "COUNTED_STATES",
     "PROBLEM_FIELDS",
     "UNCLAIMED_GRACE_S",
+    "HarnessProtocolError",
     "HarnessUnreachable",
     "StorageUnreachable",
     "StudyMismatch",

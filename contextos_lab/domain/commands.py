@@ -15,6 +15,11 @@ from contextos_lab.cli_conventions import add_command
 from contextos_lab.domain.active import active_project
 from contextos_lab.domain.check import check_project
 from contextos_lab.domain.config import DomainConfig
+from contextos_lab.evaluators.policy_coverage import (
+    project_intents,
+    unruled_intents,
+    unruled_warning,
+)
 from contextos_lab.schemas.reason_classes import core_reason_classes
 
 
@@ -85,6 +90,13 @@ def _check(project: DomainConfig) -> int:
     problems, notes = check_project(project)
     for note in notes:
         print(f"note: {note}")
+    unruled = unruled_intents(project_intents(project), project.policy_evaluation)
+    if unruled:
+        print(unruled_warning(unruled, f"project {project.name}"), file=sys.stderr)
+    print(
+        f"project {project.name}: {len(project.policy_evaluation)} policy rule(s), "
+        f"{len(unruled)} intent(s) without one"
+    )
     for problem in problems:
         print(f"problem: {problem}")
     if problems:
@@ -117,6 +129,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--check",
         action="store_true",
-        help="check that every file the declaration names exists and reads (exit 2 if not)",
+        help="check that every file the declaration names exists and reads (exit 2 if not), "
+        "and warn about intents with no policy_evaluation rule (policy cannot judge them)",
     )
     p.set_defaults(func=_project)

@@ -37,6 +37,9 @@ from contextos_lab.gate.paired_tests import (
     sample_size,
 )
 
+#: What an errored run has no value for (harness.repeat_scores.UNMEASURED, kept local: the
+#: gate's statistics import nothing from the harness layer).
+UNMEASURED = ("latency", "economics")
 Verdict = Literal["promote", "underpowered", "regression", "no_effect"]
 EVALUATORS = ("policy", "safety", "utility", "latency", "economics")
 #: Reported beside `utility` (never checked against a guardrail): share of fully correct cases.
@@ -128,17 +131,21 @@ def metric_tests(
                     )
                 )
         else:
-            tests.append(
-                paired_test(
-                    metric,
-                    baseline[metric].to_numpy(float),
-                    candidate[metric].to_numpy(float),
-                    binary=False,
-                    seed=seed,
-                    n_boot=n_boot,
-                )
-            )
+            b, c = _answered_pairs(baseline[metric], candidate[metric])
+            tests.append(paired_test(metric, b, c, binary=False, seed=seed, n_boot=n_boot))
     return tests
+
+
+def _answered_pairs(baseline: pd.Series, candidate: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Latency and cost are compared on the cases both sides answered (an errored run has
+    neither; its failure already counts on utility, policy and safety). With fewer than two
+    such cases an unanswered side takes the other's value: no evidence either way."""
+    b, c = baseline.to_numpy(float), candidate.to_numpy(float)
+    both = ~np.isnan(b) & ~np.isnan(c)
+    if both.sum() >= 2 or both.all():
+        return b[both], c[both]
+    b2, c2 = np.where(np.isnan(b), c, b), np.where(np.isnan(c), b, c)
+    return np.nan_to_num(b2), np.nan_to_num(c2)
 
 
 def _improves(delta: float, direction: str) -> bool:
@@ -151,7 +158,9 @@ def _interval_improves(test: PairedTest, direction: str) -> bool:
 
 
 def _checked_frame(name: str, frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
-    """Missing floor scores count as violations; other missing or non-finite scores are counted.
+    """Missing floor scores count as violations; a missing latency or cost on a case that
+    failed everything (an errored run) is compared on answered cases only (`_answered_pairs`);
+    any other missing or non-finite score is counted.
 
     A NaN must never make a mean look better than the cases it hides (pandas skips NaN), so
     the counted gaps make the verdict "not computable" instead of a mean over what is left.
@@ -165,12 +174,27 @@ def _checked_frame(name: str, frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[s
     for metric in ("policy", "safety"):
         values = frame[metric].to_numpy(dtype=float)
         frame[metric] = np.where(np.isfinite(values), values, 0.0)
-    gaps = {
-        m: int((~np.isfinite(frame[m].to_numpy(dtype=float))).sum())
-        for m in EVALUATORS
-        if not np.isfinite(frame[m].to_numpy(dtype=float)).all()
-    }
+    # an errored case failed everything it judged (policy, safety, utility 0): only there
+    # may latency and cost be missing
+    failed = (frame[["policy", "safety", "utility"]] == 0.0).all(axis=1).to_numpy()
+    gaps = {}
+    for m in EVALUATORS:
+        values = frame[m].to_numpy(dtype=float)
+        bad = ~np.isfinite(values)
+        if m in UNMEASURED:
+            bad &= ~(np.isnan(values) & failed)
+        if bad.any():
+            gaps[m] = int(bad.sum())
     return frame, gaps
+
+
+def _paired_cases(metric: str, baseline: pd.DataFrame, candidate: pd.DataFrame) -> int:
+    """How many paired differences the metric's test should see: every case, or for latency and
+    cost the cases both sides answered (as `_answered_pairs` chooses them)."""
+    if metric not in UNMEASURED:
+        return len(baseline)
+    b, _ = _answered_pairs(baseline[metric], candidate[metric])
+    return len(b)
 
 
 def _not_computable(
@@ -270,7 +294,9 @@ def decide(
         breaches = _breaches(tests, frame, guardrails, alpha)
         improves = _improves(target.delta, target_direction)
         required_n = None
-        blocked = _not_computable(target, gaps_of[cid], len(baseline))
+        blocked = _not_computable(
+            target, gaps_of[cid], _paired_cases(target_name, baseline, frame)
+        )
         if breaches:
             verdict: Verdict = "regression"
             reasons = breaches
@@ -292,6 +318,7 @@ def decide(
                 if target.outcome == "binary"
                 else frame[target_name].to_numpy(float) - baseline[target_name].to_numpy(float)
             )
+            diff = diff[~np.isnan(diff)]  # latency/cost: answered pairs only
             # Holm's strictest step compares the smallest p with alpha/m: size for that.
             m = len(candidates)
             required_n, how = sample_size(diff, alpha=level / m)

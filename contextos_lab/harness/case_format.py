@@ -13,7 +13,8 @@ a dotted path into the JSON output, `value` what it must equal). `target` is `ou
 (default, the output text) or `decision`; `metric` is utility (default), policy or safety.
 
 `convert` writes `search.jsonl` and `heldout.jsonl` (a stable hash split), one flat row per case:
-`case_id`, each input as its own field (what a harness is sent), and `assert` (never sent).
+`case_id`, each input as its own field (what a harness is sent), and `assert` (never sent), plus
+`inputs.json`, the names the cases declared under `vars`: the allow-list of what is sent.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from contextos_lab.harness.case_inputs import INPUTS_FILE
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 
 AssertionType = Literal[
@@ -171,7 +173,8 @@ def convert(
     """Split the cases (stable: by a hash of id and seed) and write both sets as JSONL."""
     if not 0 < heldout_share < 1:
         raise ValueError("heldout_share must be between 0 and 1")
-    rows = [case_row(c, i) for i, c in enumerate(read_cases(path))]
+    cases = read_cases(path)
+    rows = [case_row(c, i) for i, c in enumerate(cases)]
     ids = [r["case_id"] for r in rows]
     if len(set(ids)) != len(ids):
         raise CaseFormatError(Path(path), None, "id", "two cases have the same inputs and no id")
@@ -184,6 +187,10 @@ def convert(
         (heldout if u < heldout_share else search).append(r)
     if not search or not heldout:
         raise ValueError(f"{path}: too few cases to split ({len(rows)}); add cases")
+    inputs = sorted({k for c in cases for k in c.vars})
+    (out / INPUTS_FILE).write_text(
+        json.dumps({"input_fields": inputs}, indent=1) + "\n", encoding="utf-8"
+    )  # the allow-list of what a harness is sent (harness.case_inputs)
     paths = (out / "search.jsonl", out / "heldout.jsonl")
     for p, part in zip(paths, (search, heldout), strict=True):
         tmp = p.with_suffix(".jsonl.tmp")

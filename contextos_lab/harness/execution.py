@@ -86,10 +86,14 @@ def error_mask(results: pd.DataFrame) -> pd.Series:
 
 def harness_key(harness: Harness) -> HarnessKey:
     """(name, version). Without a declared `version`, the harness's own source (or program
-    file) is hashed, so editing it still invalidates the cache."""
+    file) is hashed, so editing it still invalidates the cache. A program harness adds a hash
+    of its command and declared environment (`command_digest`): another argv or `MODEL=` in
+    the spec is another harness."""
     version = getattr(harness, "version", None)
+    command = getattr(harness, "command_digest", None)
+    suffix = f"+cmd:{command}" if isinstance(command, str) and command else ""
     if version:
-        return HarnessKey(harness.name, str(version))
+        return HarnessKey(harness.name, str(version) + suffix)
     digest = hashlib.sha256()
     argv = getattr(harness, "argv", None)
     files: list[Path] = []
@@ -101,7 +105,7 @@ def harness_key(harness: Harness) -> HarnessKey:
         files = [Path(src)] if src else []
     for f in files:
         digest.update(f.read_bytes())
-    return HarnessKey(harness.name, "src:" + digest.hexdigest()[:16])
+    return HarnessKey(harness.name, "src:" + digest.hexdigest()[:16] + suffix)
 
 
 def case_seed(root: int, cfg_hash: str, case_hash: str, repeat: int) -> int:
@@ -116,15 +120,26 @@ def _accepts(fn: Any, name: str) -> bool:
 
 
 def _error_row(case_id: str, reason: str, seed: int, timeout: float | None) -> dict[str, Any]:
+    """An errored run: no latency and no cost (missing, never 0), its wall time spent."""
     return RunResult(
         case_id=case_id,
         decision="",
         output_text="",
         tokens=0,
-        latency_ms=(timeout or 0) * 1000,
+        latency_ms=None,
         wall_ms=(timeout or 0) * 1000,
         error=reason,
     ).model_dump() | {"seed": seed}
+
+
+def _cacheable(row: Mapping[str, Any]) -> dict[str, Any]:
+    """RunResult's fields plus the seed, JSON-safe: a frame's NaN (a column the harness did
+    not fill, like `cost_usd`) is stored as null."""
+    out = {c: row.get(c) for c in (*RESULT_COLUMNS, "seed")}
+    for k, v in out.items():
+        if isinstance(v, float) and math.isnan(v):
+            out[k] = {} if k == "attributes" else None
+    return out
 
 
 def _reason(exc: BaseException) -> str:
@@ -170,13 +185,16 @@ def execute(
                 "case_hash": case_hashes[p[0]],
                 "repeat": p[1],
                 "seed": seeds[p],
-                "result": {c: row.get(c) for c in (*RESULT_COLUMNS, "seed")},
+                "result": _cacheable(row),
             }
             for p, row in fresh.items()
             if not row.get("error")
         )
     ordered = [{**rows[p], "repeat": p[1], "seed": seeds[p]} for p in pairs]
     frame = pd.DataFrame(ordered, columns=[*RESULT_COLUMNS, *EXTRA_COLUMNS])
+    errored = error_mask(frame)
+    if errored.any():  # an errored run has no latency, whatever the harness reported
+        frame["latency_ms"] = frame["latency_ms"].astype(float).mask(errored)
     return Execution(
         results=frame,
         paid_calls=len(todo),

@@ -8,12 +8,13 @@ frame (one row per case, `case_id` first) so a harness can offer a vectorised `r
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 
@@ -110,10 +111,29 @@ class RunResult(BaseModel):
     tokens_out: int = Field(
         default=0, ge=0, description="of `tokens`, how many were generated (priced differently)"
     )
-    latency_ms: float = Field(ge=0, description="modelled latency (documented formula)")
+    latency_ms: float | None = Field(
+        ge=0, description="modelled latency (documented formula); None when the run errored"
+    )
     wall_ms: float = Field(ge=0, description="measured wall time")
     trace: tuple[dict[str, Any], ...] = ()
     error: str | None = None
+    cost_usd: float | None = Field(
+        default=None, ge=0, description="what the call cost, when the harness knows it"
+    )
+    attributes: dict[str, Any] = Field(
+        default_factory=dict, description="fields a program harness sent beyond these"
+    )
+
+    @field_validator("latency_ms", "cost_usd", mode="before")
+    @classmethod
+    def _missing_number(cls, v: Any) -> Any:
+        """A frame row says "missing" with NaN (pandas); the model says it with None."""
+        return None if isinstance(v, float) and math.isnan(v) else v
+
+    @field_validator("attributes", mode="before")
+    @classmethod
+    def _missing_attributes(cls, v: Any) -> Any:
+        return {} if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
     def outputs_hash(self) -> str:
         """Stable across runs and machines: only what the harness decided and said."""

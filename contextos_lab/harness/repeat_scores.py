@@ -2,7 +2,10 @@
 
 The case stays the unit: k repeats of a case are averaged into one row before any mean,
 floor or paired test, so repeats sharpen each case's estimate without inflating n.
-An errored run is a failed run: policy, safety and utility 0 (latency and cost as reported).
+An errored run is a failed run: policy, safety and utility 0, and no latency or cost (NaN, never
+0: a config that errors more must not look faster or cheaper). Latency and cost means are over
+answered runs; the error rate is reported beside them and `max_error_rate` bounds it.
+A result's `cost_usd`, when the harness reported one, is its cost (economics = cents).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from contextos_lab.schemas.scorecard import EvaluatorName
 EVALUATOR_COLUMNS: tuple[str, ...] = tuple(e.value for e in EvaluatorName)
 #: What an errored run scores on the evaluators that judge the answer.
 FAILED_SCORES: dict[str, float] = {"policy": 0.0, "safety": 0.0, "utility": 0.0}
+#: What an errored run carries on the evaluators that measure what the answer cost.
+UNMEASURED: tuple[str, ...] = ("latency", "economics")
 
 EvaluateFn = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
 
@@ -74,10 +79,17 @@ def score_execution(
         frame.index = pd.Index([str(c) for c in cases["case_id"]], name="case_id")
         if economics is not None:
             frame["economics"] = economics(sub)
+        if "cost_usd" in sub:
+            reported = pd.to_numeric(sub["cost_usd"], errors="coerce").to_numpy(dtype=float)
+            has = ~np.isnan(reported)
+            if has.any():
+                frame.loc[has, "economics"] = reported[has] * 100.0
         errored = error_mask(sub).to_numpy()
         if errored.any():
             for col, value in FAILED_SCORES.items():
                 frame.loc[errored, col] = value
+            for col in UNMEASURED:
+                frame.loc[errored, col] = np.nan
         frame["error"] = errored
         frame["repeat"] = r
         frames.append(frame)

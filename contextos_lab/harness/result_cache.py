@@ -8,6 +8,9 @@ read from here. A new harness version is a different key, so a changed harness i
 The table lives in the study's own database (`sqlite:///…/study.db` or the study's PostgreSQL
 URL), beside Optuna's tables, through SQLAlchemy Core: one store for everything a study paid
 for. A journal or in-memory study gets a SQLite file (or an in-process dict) instead.
+`--cache PATH` (a SQLite file, or any SQLAlchemy URL) puts it outside the study instead, so
+studies in different `--out` folders share what was paid for. The key includes the harness's
+version and, for a program harness, a hash of its command and declared environment.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ from contextos_lab.store.db_url import sqlalchemy_url
 
 #: Set to "1" (by `--no-cache`) to run every case afresh; inherited by notebook kernels.
 NO_CACHE_ENV = "CONTEXTOS_LAB_NO_CACHE"
+#: Set (by `--cache PATH`) to a cache shared across studies; inherited by notebook kernels.
+CACHE_ENV = "CONTEXTOS_LAB_CACHE"
 TABLE = "contextos_result_cache"
 CACHE_FILE = "result_cache.db"
 _metadata = MetaData()
@@ -73,7 +78,19 @@ class _NoCache(argparse.Action):
         setattr(namespace, self.dest, True)
 
 
+class _SharedCache(argparse.Action):
+    """`--cache PATH`: set at parse time, so the notebooks a command runs see it too."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        value = str(values)
+        if not value.strip():
+            parser.error("--cache needs a file path or a database URL")
+        os.environ[CACHE_ENV] = value if "://" in value else str(Path(value).resolve())
+        setattr(namespace, self.dest, value)
+
+
 def add_no_cache_flag(parser: argparse.ArgumentParser) -> None:
+    """`--no-cache` and `--cache PATH` (where paid results live)."""
     parser.add_argument(
         "--no-cache",
         action=_NoCache,
@@ -81,6 +98,28 @@ def add_no_cache_flag(parser: argparse.ArgumentParser) -> None:
         default=False,
         help="run every harness call afresh (results are still stored for later runs)",
     )
+    parser.add_argument(
+        "--cache",
+        action=_SharedCache,
+        default=None,
+        metavar="PATH",
+        help="result cache outside the study (a SQLite file or a database URL), shared by "
+        "every --out folder that names it (default: beside the study)",
+    )
+
+
+def shared_cache_url() -> str | None:
+    """The `--cache` location as a SQLAlchemy URL (None: the cache lives with the study)."""
+    value = os.environ.get(CACHE_ENV, "").strip()
+    if not value:
+        return None
+    if "://" in value:
+        return value
+    path = Path(value)
+    if path.is_dir():
+        path = path / CACHE_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path.resolve()}"
 
 
 def config_hash(config: Mapping[str, Any]) -> str:
@@ -113,7 +152,10 @@ def cache_url_for(storage_url: str | None, out_dir: str | Path | None) -> str | 
 
 
 def open_for_study(storage_url: str, out_dir: str | Path | None = None) -> ResultCache:
-    """The cache that lives with a study stored at `storage_url`."""
+    """The cache of a study stored at `storage_url`: `--cache`'s when given, else its own."""
+    shared = shared_cache_url()
+    if shared is not None:
+        return ResultCache(shared)
     return ResultCache(cache_url_for(storage_url, out_dir if storage_url is None else None))
 
 

@@ -1,37 +1,43 @@
 """A harness that is an external program in any language, run through the feedback runner.
 
-Protocol (`contextos-lab.harness/1`), one process per batch:
+Protocol (`contextos-lab.harness/1`), by default one process per batch (chunk of cases):
 
 - stdin: one JSON document
   `{"protocol": "contextos-lab.harness/1", "config": {knob: value}, "cases": [{case inputs}, ...]}`
   plus, when the kit has them, `"seeds": [int per case]` (use them if you sample),
   `"max_concurrency": m` (cases this process may run at once) and `"case_timeout_s": t`.
-  A case carries its inputs only, every field the kit does not know included; expectations
-  (`expected_decision`, `key_evidence`, `forbidden_strings`, `assert`, ...: see
-  `harness.case_inputs.EXPECTATION_FIELDS`) never leave the kit.
+  A case carries its declared inputs only (`harness.case_inputs`): never an answer key.
 - stdout: one JSON object per case, one per line, with RunResult's fields (`case_id`,
-  `decision`, `output_text`, `evidence_used`, `tokens`, `latency_ms`, optional `wall_ms`,
-  `trace`, `error`). Order is free; every case must be answered exactly once. Logs go to stderr.
-- exit code 0. Anything else (crash, timeout, a non-JSON stdout line, a missing or unknown
-  case_id) fails the whole batch with a `HarnessFailure` naming the reason and the command
-  record, so an Optuna study marks the trial failed instead of crashing.
+  `decision`, `output_text`, `evidence_used`, `tokens`, `tokens_out`, `latency_ms`, optional
+  `wall_ms`, `trace`, `error`, `cost_usd`); any other field is kept under `attributes`.
+  Order is free; every case must be answered exactly once. Logs go to stderr.
+- exit code 0. Each valid line answers its case even when another line is bad, the process
+  crashes or it is killed at its deadline: the unanswered cases become error rows (no latency,
+  no cost) naming the reason. A line that breaks the protocol (not JSON, a wrong type, an
+  unknown or repeated id, a missing answer after exit 0) is a "harness protocol error"
+  (deterministic: never retried). Only a batch with no valid answer at all raises
+  `HarnessFailure`, so an Optuna study marks the trial failed instead of crashing.
+- Persistent (`program.persistent`): a program whose `--surfaces` object says
+  `"persistent": true` (or `persistent=True` here) is started once per worker and reads one
+  request per stdin line, answering each with its result lines then `{"batch_done": n}`.
 - Surfaces: `argv + ["--surfaces"]` prints a JSON array of TunableSurface objects (no stdin),
-  or an object `{"version": "1.2", "max_concurrency": m, "surfaces": [...]}`: `version` keys the
-  result cache (bump it when the program changes what it answers; without it the program's
-  files are hashed), `max_concurrency` is how many cases one process runs at once (default 1).
-  Callers may pass the surfaces (a list, or a JSON file path) to the constructor instead.
+  or an object `{"version": "1.2", "max_concurrency": m, "persistent": bool, "surfaces": [...]}`:
+  `version` keys the result cache (bump it when the program changes what it answers; without
+  it the program's files are hashed), `max_concurrency` is how many cases one process runs at
+  once (default 1). Callers may pass the surfaces (a list, or a JSON file path) instead.
+- Environment: `env` is merged over the kit's (`env_clear=True` starts from nothing).
 - Concurrency: the kit runs up to `max_concurrency / m` processes at once on contiguous chunks.
-- Timeouts: with a per-case deadline t, a process gets t x ceil(cases / m) + 5 s; when it is
-  killed, the cases it answered keep their results and the rest are error rows (failed cases).
+- Timeouts: with a per-case deadline t, a batch gets t x ceil(cases / m) + 5 s.
 
-Every call is a `run_with_feedback` call, so each batch (each trial) has its command record;
-the results frame carries that record's id in `frame.attrs["command_id"]`.
+Every call has its command record; the results frame carries that record's id in
+`frame.attrs["command_id"]`.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +46,15 @@ import pandas as pd
 from pydantic import TypeAdapter, ValidationError
 
 from contextos_lab.harness.case_inputs import inputs_only
+from contextos_lab.harness.program.environment import command_digest, effective_env
+from contextos_lab.harness.program.persistent import PersistentPool
+from contextos_lab.harness.program.result_lines import (
+    PROTOCOL_ERROR,
+    ResultLines,
+    error_result,
+    nan_to_none,
+)
+from contextos_lab.harness.program.stderr_reason import error_line
 from contextos_lab.harness.protocol import RESULT_COLUMNS, RunResult, TunableSurface
 from contextos_lab.harness.runner import (
     CommandRecord,
@@ -66,24 +81,14 @@ class HarnessFailure(RuntimeError):
     def __init__(self, reason: str, record: CommandRecord | None = None) -> None:
         self.reason = reason
         self.record = record
+        #: A protocol violation is deterministic: retrying the same request cannot help.
+        self.protocol = reason.startswith(PROTOCOL_ERROR)
         suffix = f" [{record.command_id}]" if record is not None else ""
         super().__init__(f"{reason}{suffix}")
 
     def as_results(self, cases: pd.DataFrame) -> pd.DataFrame:
         """The failure as a results frame: every case errored with the reason."""
-        rows = [
-            RunResult(
-                case_id=str(cid),
-                decision="",
-                output_text="",
-                tokens=0,
-                latency_ms=0,
-                wall_ms=0,
-                error=self.reason,
-            ).model_dump()
-            for cid in cases["case_id"]
-        ]
-        return _frame(rows, self.record)
+        return _frame([error_result(str(c), self.reason) for c in cases["case_id"]], self.record)
 
 
 def load_surfaces(source: str | Path | Sequence[Mapping[str, Any]]) -> list[TunableSurface]:
@@ -105,12 +110,15 @@ class SubprocessHarness:
         surfaces: Sequence[TunableSurface] | str | Path | None = None,
         cwd: str | Path | None = None,
         env: Mapping[str, str] | None = None,
+        env_clear: bool = False,
         timeout: float | None = 60.0,
         retries: int = 0,
         record_file: RecordFile | str | Path | None = None,
         limits: OutputLimits | None = None,
         version: str | None = None,
         max_concurrency: int | None = None,
+        persistent: bool | None = None,
+        input_fields: Sequence[str] | None = None,
     ) -> None:
         if not argv:
             raise ValueError("SubprocessHarness needs a non-empty argv")
@@ -119,7 +127,13 @@ class SubprocessHarness:
         self.argv = tuple(str(a) for a in argv)
         self.name = name or Path(self.argv[-1]).name
         self.cwd = cwd
-        self.env = env
+        #: What the spec declared (keys the cache); the program gets `_run_env`.
+        self.env = dict(env) if env is not None else None
+        self.env_clear = bool(env_clear)
+        self._run_env = effective_env(self.env, self.env_clear)
+        #: Case fields the program may see beyond `case_id` (None: the case set's declared
+        #: inputs; `harness.case_inputs`).
+        self.input_fields = tuple(input_fields) if input_fields is not None else None
         self.timeout = timeout
         self.retries = retries
         self.record_file = record_file
@@ -133,6 +147,29 @@ class SubprocessHarness:
         self.version = version
         self.per_process_concurrency = 1
         self._max_concurrency = max_concurrency
+        #: From the program's `--surfaces` object unless given here.
+        self.persistent = persistent
+        self._pool: PersistentPool | None = None
+        self._pool_lock = threading.Lock()
+
+    @property
+    def command_digest(self) -> str:
+        """Hash of argv and the declared environment (part of the result-cache key)."""
+        return command_digest(self.argv, self.env, self.env_clear)
+
+    def close(self) -> None:
+        """Stop the persistent processes (also done at interpreter exit)."""
+        if self._pool is not None:
+            self._pool.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_pool"], state["_pool_lock"] = None, None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._pool_lock = threading.Lock()
 
     # --- Harness protocol ------------------------------------------------------------------
 
@@ -154,7 +191,7 @@ class SubprocessHarness:
 
     def run(self, case: Mapping[str, Any], config: Mapping[str, Any]) -> RunResult:
         frame = self.run_batch(pd.DataFrame([dict(case)]), config)
-        return RunResult.model_validate(frame.to_dict(orient="records")[0])
+        return RunResult.model_validate(nan_to_none(frame.to_dict(orient="records")[0]))
 
     def run_batch(
         self,
@@ -186,9 +223,9 @@ class SubprocessHarness:
     ) -> tuple[pd.DataFrame, CommandRecord]:
         """Results (RESULT_COLUMNS, input order) and the command record of the attempt used.
 
-        Retries (`retries=N`) chain their records through `parent_command_id`.
-        Raises HarnessFailure when the last attempt fails; with `case_timeout_s`, a process
-        killed at its deadline is not a failure: unanswered cases come back as error rows.
+        Valid answers are kept whatever else went wrong; unanswered cases are error rows.
+        Retries (`retries=N`, never for a protocol error) chain their records through
+        `parent_command_id`. Raises HarnessFailure when the last attempt answered nothing.
         """
         if "case_id" not in cases.columns:
             raise ValueError("cases frame needs a case_id column")
@@ -198,7 +235,7 @@ class SubprocessHarness:
         request: dict[str, Any] = {
             "protocol": PROTOCOL,
             "config": dict(config),
-            "cases": _cases_json(inputs_only(cases)),
+            "cases": _cases_json(inputs_only(cases, self.input_fields)),
         }
         if seeds is not None:
             request["seeds"] = [int(s) for s in seeds]
@@ -207,34 +244,69 @@ class SubprocessHarness:
             request["max_concurrency"] = self.per_process_concurrency
             request["case_timeout_s"] = case_timeout_s
             timeout = self.chunk_timeout_s(len(case_ids), case_timeout_s)
-        payload = json.dumps(request, default=_json_default, allow_nan=False).encode("utf-8")
+        payload = json.dumps(request, default=_json_default, allow_nan=False)
         note = note or f"{self.name}: expect {len(case_ids)} result lines, exit 0"
         parent: str | None = None
         for attempt in range(self.retries + 1):
-            parser = _ResultParser()
-            record = run_with_feedback(
-                self.argv,
-                cwd=self.cwd,
-                note=note,
-                timeout=timeout,
-                parent_command_id=parent,
-                record_file=self.record_file,
-                stdin=payload,
-                env=self.env,
-                on_stdout_line=parser.feed,
-                limits=self.limits,
+            lines, record, failure = self._attempt(payload, case_ids, timeout, note, parent)
+            if failure is None and lines.complete(case_ids):
+                share = record.duration_ms / max(len(case_ids), 1)
+                return _frame(lines.rows_for(case_ids, "", share), record), record
+            retryable = failure is not None and not (
+                record.timed_out and case_timeout_s is not None
             )
-            if record.timed_out and case_timeout_s is not None and parser.problem is None:
-                return _frame(parser.partial(case_ids, record), record), record
-            try:
-                rows = parser.finish(record, case_ids)
-            except HarnessFailure as failure:
-                if attempt == self.retries:
-                    raise
-                parent = failure.record.command_id if failure.record else None
+            if retryable and attempt < self.retries:
+                parent = record.command_id
                 continue
-            return _frame(rows, record), record
+            if failure is None:  # exit 0, but lines broke the protocol or cases went missing
+                missing = [c for c in case_ids if c not in lines.rows]
+                detail = lines.first_problem or (
+                    f"no result for {len(missing)} of {len(case_ids)} cases "
+                    f"(first: {missing[0]!r})"
+                )
+                failure = missing_reason = f"{PROTOCOL_ERROR}: {detail}"
+            elif record.timed_out and case_timeout_s is not None:
+                missing_reason = f"no answer before the process deadline ({record.error})"
+            else:
+                missing_reason = failure
+            if not lines.rows and not (record.timed_out and case_timeout_s is not None):
+                raise HarnessFailure(failure, record)
+            share = record.duration_ms / max(len(case_ids), 1)
+            return _frame(lines.rows_for(case_ids, missing_reason, share), record), record
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _attempt(
+        self,
+        payload: str,
+        case_ids: Sequence[str],
+        timeout: float | None,
+        note: str,
+        parent: str | None,
+    ) -> tuple[ResultLines, CommandRecord, str | None]:
+        """One run of the batch: its parsed lines, record, and process failure (or None)."""
+        if self.persistent:
+            with self._pool_lock:
+                if self._pool is None:
+                    self._pool = PersistentPool(
+                        self.argv, cwd=self.cwd, env=self._run_env,
+                        record_file=self.record_file, limits=self.limits,
+                    )  # fmt: skip
+            done = self._pool.exchange(payload, case_ids, timeout, note, parent)
+            return done.lines, done.record, done.failure
+        lines = ResultLines(case_ids)
+        record = run_with_feedback(
+            self.argv,
+            cwd=self.cwd,
+            note=note,
+            timeout=timeout,
+            parent_command_id=parent,
+            record_file=self.record_file,
+            stdin=payload.encode("utf-8"),
+            env=self._run_env,
+            on_stdout_line=lines.feed,
+            limits=self.limits,
+        )
+        return lines, record, _process_failure(record)
 
     def _ask_surfaces(self) -> list[TunableSurface]:
         lines: list[str] = []
@@ -244,7 +316,7 @@ class SubprocessHarness:
             note=f"{self.name}: expect a JSON array of tunable surfaces",
             timeout=self.timeout,
             record_file=self.record_file,
-            env=self.env,
+            env=self._run_env,
             on_stdout_line=lines.append,
             limits=self.limits,
         )
@@ -259,6 +331,8 @@ class SubprocessHarness:
             m = described.get("max_concurrency")
             if isinstance(m, int) and not isinstance(m, bool) and m >= 1:
                 self.per_process_concurrency = m
+            if self.persistent is None and isinstance(described.get("persistent"), bool):
+                self.persistent = described["persistent"]
             described = described.get("surfaces")
         try:
             return _SURFACES.validate_python(described)
@@ -270,86 +344,29 @@ class SubprocessHarness:
         return f"SubprocessHarness({list(self.argv)!r}, name={self.name!r})"
 
 
-class _ResultParser:
-    """Parses result lines as they stream in; keeps the first problem, not the whole output."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, dict[str, Any]] = {}
-        self.problem: str | None = None
-        self.line_no = 0
-
-    def feed(self, line: str) -> None:
-        self.line_no += 1
-        if self.problem is not None or not line.strip():
-            return
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            self.problem = f"malformed JSON on stdout line {self.line_no}: {exc.msg}"
-            return
-        if not isinstance(obj, dict):
-            self.problem = f"stdout line {self.line_no} is not a JSON object"
-            return
-        obj.setdefault("wall_ms", 0.0)
-        try:
-            result = RunResult.model_validate(obj)
-        except ValidationError as exc:
-            detail = first_validation_error(exc)
-            self.problem = f"invalid result on stdout line {self.line_no}: {detail}"
-            return
-        if result.case_id in self.rows:
-            self.problem = f"case {result.case_id!r} answered twice (line {self.line_no})"
-            return
-        self.rows[result.case_id] = result.model_dump()
-
-    def partial(self, case_ids: Sequence[str], record: CommandRecord) -> list[dict[str, Any]]:
-        """After a deadline kill: answered cases as answered, the others as error rows."""
-        reason = f"no answer before the process deadline ({record.error})"
-        return [
-            self.rows.get(c)
-            or RunResult(
-                case_id=c, decision="", output_text="", tokens=0, latency_ms=0, wall_ms=0,
-                error=reason,
-            ).model_dump()
-            for c in case_ids
-        ]  # fmt: skip
-
-    def finish(self, record: CommandRecord, case_ids: Sequence[str]) -> list[dict[str, Any]]:
-        _check_exit(record)
-        if self.problem is not None:
-            raise HarnessFailure(self.problem, record)
-        unknown = sorted(set(self.rows) - set(case_ids))
-        if unknown:
-            raise HarnessFailure(f"results for unknown case ids: {unknown[:5]}", record)
-        missing = [c for c in case_ids if c not in self.rows]
-        if missing:
-            raise HarnessFailure(
-                f"no result for {len(missing)} of {len(case_ids)} cases (first: {missing[0]!r})",
-                record,
-            )
-        share = record.duration_ms / max(len(case_ids), 1)
-        rows = [self.rows[c] for c in case_ids]
-        for row in rows:
-            if not row["wall_ms"]:
-                row["wall_ms"] = share
-        return rows
-
-
 def _opt_str(value: Any) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
-def _check_exit(record: CommandRecord) -> None:
+def _process_failure(record: CommandRecord) -> str | None:
+    """Why a one-shot process did not end well (None: it exited 0 without a runner error)."""
     if record.timed_out:
-        raise HarnessFailure(f"harness hung: {record.error}", record)
+        return f"harness hung: {record.error}"
     if record.exit_code is None:
-        raise HarnessFailure(f"harness did not run: {record.error}", record)
+        return f"harness did not run: {record.error}"
     if record.exit_code != 0:
-        last = record.stderr_tail.rsplit("\n", 1)[-1] if record.stderr_tail else ""
-        tail = f" (stderr: {last[:200]})" if last else ""
-        raise HarnessFailure(f"harness exited with code {record.exit_code}{tail}", record)
+        named = error_line(record.stderr_tail)
+        tail = f" (stderr: {named})" if named else ""
+        return f"harness exited with code {record.exit_code}{tail}"
     if record.error is not None:
-        raise HarnessFailure(f"harness run error: {record.error}", record)
+        return f"harness run error: {record.error}"
+    return None
+
+
+def _check_exit(record: CommandRecord) -> None:
+    failure = _process_failure(record)
+    if failure is not None:
+        raise HarnessFailure(failure, record)
 
 
 def _frame(rows: list[dict[str, Any]], record: CommandRecord | None) -> pd.DataFrame:

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // A stand-in LLM harness in JavaScript speaking contextos-lab.harness/1 (no dependencies).
 //
-//   node harness.mjs --surfaces   -> {"version", "max_concurrency", "surfaces": [...]}
+//   node harness.mjs --surfaces   -> {"version", "max_concurrency", "persistent", "surfaces"}
 //   node harness.mjs < request    -> one JSON result line per case, as each case finishes
-//   (add --time-scale=0.1 to shrink the sleeps)
+//   node harness.mjs --persistent -> one request per stdin line, each answered by its result
+//                                    lines then {"batch_done": n}; exits when stdin closes
+//   (--time-scale=0.1 shrinks the sleeps; --case-ms=N sleeps N ms per case instead)
 //
 // request = {"protocol", "config", "cases": [inputs only], "seeds"?: [int per case],
 //            "max_concurrency"?: m, "case_timeout_s"?: t}
@@ -18,6 +20,11 @@ const OUTPUT_TOKENS = { small: 20, medium: 40, large: 120 };
 // `--time-scale=0.1` shrinks the sleeps (demos and tests); 1 = realistic latency
 const scaleArg = process.argv.find((a) => a.startsWith("--time-scale="));
 const TIME_SCALE = scaleArg ? Number(scaleArg.split("=")[1]) : 1;
+// `--persistent` declares the long-lived mode (start-up paid once per worker, not per chunk)
+const PERSISTENT = process.argv.includes("--persistent");
+// `--case-ms=N` replaces the modelled sleep by N ms per case (a fast harness, for benchmarks)
+const caseMsArg = process.argv.find((a) => a.startsWith("--case-ms="));
+const CASE_MS = caseMsArg ? Number(caseMsArg.split("=")[1]) : null;
 
 const SURFACES = [
   { name: "model", layer: "planner", kind: "categorical", choices: ["small", "medium", "large"],
@@ -54,7 +61,8 @@ async function runCase(c, config, seed) {
   const fewShot = Number(config.few_shot ?? 2);
   const temperature = Number(config.temperature ?? 0.7);
   const latency = MEDIAN_S[model] * (1 + 0.03 * fewShot) * Math.exp(0.45 * gauss(rand));
-  await new Promise((resolve) => setTimeout(resolve, latency * 1000 * TIME_SCALE));
+  const sleepMs = CASE_MS ?? latency * 1000 * TIME_SCALE;
+  if (sleepMs > 0) await new Promise((resolve) => setTimeout(resolve, sleepMs));
   const difficulty = Number(c.difficulty ?? 0.5);
   let p = BASE_ACCURACY[model] + 0.025 * fewShot - (0.25 + 0.2 * temperature) * difficulty;
   p = Math.min(0.98, Math.max(0.02, p));
@@ -73,16 +81,8 @@ async function runCase(c, config, seed) {
   };
 }
 
-async function main() {
-  if (process.argv.includes("--surfaces")) {
-    process.stdout.write(
-      JSON.stringify({ version: VERSION, max_concurrency: MAX_CONCURRENCY, surfaces: SURFACES }),
-    );
-    return;
-  }
-  let input = "";
-  for await (const chunk of process.stdin) input += chunk;
-  const request = JSON.parse(input);
+// One request: run its cases MAX_CONCURRENCY at a time, one result line per case as it ends.
+async function answer(request) {
   const cases = request.cases;
   const seeds = request.seeds ?? [];
   const limit = Math.max(1, Math.min(request.max_concurrency ?? MAX_CONCURRENCY, MAX_CONCURRENCY));
@@ -90,18 +90,44 @@ async function main() {
   async function worker() {
     while (next < cases.length) {
       const i = next++;
+      let result;
       try {
-        const result = await runCase(cases[i], request.config ?? {}, seeds[i]);
-        process.stdout.write(JSON.stringify(result) + "\n");
+        result = await runCase(cases[i], request.config ?? {}, seeds[i]);
       } catch (err) {
-        const error = `${err.name}: ${err.message}`;
-        process.stdout.write(JSON.stringify({ case_id: cases[i].case_id, decision: "",
-          output_text: "", tokens: 0, latency_ms: 0, error }) + "\n");
+        // an errored case: no latency, no cost (the kit counts it as failed, never as fast)
+        result = { case_id: cases[i].case_id, decision: "", output_text: "", tokens: 0,
+          latency_ms: null, error: `${err.name}: ${err.message}` };
       }
+      process.stdout.write(JSON.stringify(result) + "\n");
     }
   }
   await Promise.all(Array.from({ length: limit }, worker));
-  process.stderr.write(`answered ${cases.length} cases\n`);
+}
+
+// Persistent mode: one request per stdin line, each answered then closed by {"batch_done": n}.
+async function serve() {
+  const { createInterface } = await import("node:readline");
+  const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of rl) {
+    if (!line.trim()) continue;
+    const request = JSON.parse(line);
+    await answer(request);
+    process.stdout.write(JSON.stringify({ batch_done: request.batch }) + "\n");
+  }
+}
+
+async function main() {
+  if (process.argv.includes("--surfaces")) {
+    process.stdout.write(
+      JSON.stringify({ version: VERSION, max_concurrency: MAX_CONCURRENCY, persistent: PERSISTENT,
+        surfaces: SURFACES }),
+    );
+    return;
+  }
+  if (PERSISTENT) return serve();
+  let input = "";
+  for await (const chunk of process.stdin) input += chunk;
+  await answer(JSON.parse(input));
 }
 
 main().catch((err) => {

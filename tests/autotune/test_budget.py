@@ -12,6 +12,7 @@ from contextos_lab.autotune.budget import (
     budget_stop_reason,
     spend_frame,
     spend_total,
+    usd_per_call_estimate,
 )
 
 
@@ -30,14 +31,25 @@ def test_calls_budget_stops_before_the_next_trial_could_exceed() -> None:
     assert "call budget" in str(budget_stop_reason(study, Budget(calls=399), 100))
 
 
-def test_money_budget_uses_the_dearest_call_or_the_declared_bound() -> None:
+def test_money_budget_estimates_from_the_trials_already_paid() -> None:
     study = _study(
         [{"calls": 100, "usd": 1.0, "wall_s": 1.0}, {"calls": 0, "usd": 0.0, "wall_s": 0}]
     )
-    # spent $1; next trial's worst case 2 x $0.01 x 100 = $2
-    assert budget_stop_reason(study, Budget(usd=3.0), 100) is None
-    assert "money budget" in str(budget_stop_reason(study, Budget(usd=2.9), 100))
+    # spent $1 at $0.01 a call; the next trial: 100 calls x $0.01 = $1 (not 2 x the dearest)
+    assert budget_stop_reason(study, Budget(usd=2.0), 100) is None
+    assert "money budget" in str(budget_stop_reason(study, Budget(usd=1.99), 100))
     assert budget_stop_reason(study, Budget(usd=2.1, usd_per_call_max=0.011), 100) is None
+    assert budget_stop_reason(study, Budget(usd=2.05, usd_per_call_max=0.011), 100) is not None
+
+
+def test_one_dear_trial_does_not_set_the_estimate() -> None:
+    cheap = {"calls": 100, "usd": 1.0, "wall_s": 1.0}
+    study = _study([cheap] * 9 + [{"calls": 100, "usd": 5.0, "wall_s": 1.0}])
+    estimate = usd_per_call_estimate(spend_frame(study))
+    assert 0.01 < estimate < 0.05  # the 90th percentile sits between the cheap and the dear
+    spent = 14.0
+    assert budget_stop_reason(study, Budget(usd=spent + 100 * estimate + 0.01), 100) is None
+    assert budget_stop_reason(study, Budget(usd=spent + 100 * estimate - 0.01), 100) is not None
 
 
 def test_wall_budget_and_totals() -> None:

@@ -72,5 +72,10 @@ def test_an_errored_run_fails_only_its_own_case() -> None:
     scored = score_execution(_evaluate, cases, execution)
     assert scored.pass_k.tolist() == [True, False, True]
     assert scored.per_case["utility"].tolist() == [1.0, 0.0, 1.0]
-    assert scored.per_case["latency"].tolist() == [1.0, 1.0, 1.0]  # as reported
+    # an errored run has no latency or cost (NaN, not what it reported, never 0): the means
+    # are over answered runs, so erroring never looks faster or cheaper
+    latency = scored.per_case["latency"].tolist()
+    assert latency[0] == 1.0 and np.isnan(latency[1]) and latency[2] == 1.0
+    assert np.isnan(scored.per_case["economics"].tolist()[1])
+    assert scored.means["latency"] == 1.0
     assert execution.n_errors == 1 and np.isclose(scored.error_rate, 1 / 3)

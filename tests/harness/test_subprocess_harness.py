@@ -135,28 +135,12 @@ FAILURES: dict[str, tuple[str, str]] = {
         "import sys; sys.stdin.read(); print('Traceback: KeyError', file=sys.stderr); sys.exit(2)",
         "exited with code 2 (stderr: Traceback: KeyError)",
     ),
-    "malformed_json": (
-        f"import sys; sys.stdin.read(); print('{GOOD % 'c1'}'); print('results: ok')",
-        "malformed JSON on stdout line 2",
-    ),
     "not_an_object": ("import sys; sys.stdin.read(); print('[1, 2]')", "not a JSON object"),
     "invalid_field": (
         "import sys; sys.stdin.read(); "
         'print(\'{"case_id": "c1", "decision": "d", "output_text": "", '
         '"tokens": -5, "latency_ms": 0}\')',
         "invalid result on stdout line 1: tokens",
-    ),
-    "missing_case": (
-        f"import sys; sys.stdin.read(); print('{GOOD % 'c1'}')",
-        "no result for 1 of 2 cases (first: 'c2')",
-    ),
-    "unknown_case": (
-        f"import sys; sys.stdin.read(); print('{GOOD % 'c1'}'); print('{GOOD % 'zz'}')",
-        "unknown case ids: ['zz']",
-    ),
-    "answered_twice": (
-        f"import sys; sys.stdin.read(); print('{GOOD % 'c1'}'); print('{GOOD % 'c1'}')",
-        "answered twice",
     ),
 }
 
@@ -169,12 +153,74 @@ def test_bad_harness_output_fails_with_a_reason(kind: str, tmp_path: Path, rec: 
         harness.run_batch(ONE_CASE, {})
     failure = info.value
     assert reason in failure.reason
+    assert failure.protocol == (kind != "crash")  # a crash may be retried, a bad line not
     assert failure.record is not None
     assert failure.record.command_id == read_records(rec).records[-1].command_id
     failed = failure.as_results(ONE_CASE)
     assert list(failed.columns) == list(RESULT_COLUMNS)
     assert (failed["error"] == failure.reason).all()
+    assert failed["latency_ms"].isna().all()  # an errored run has no latency
     assert failed.attrs["command_id"] == failure.record.command_id
+
+
+#: c1 is answered well, then the program breaks the protocol: c1 keeps its answer.
+PARTIAL: dict[str, tuple[str, str]] = {
+    "malformed_json": (
+        f"import sys; sys.stdin.read(); print('{GOOD % 'c1'}'); print('results: ok')",
+        "malformed JSON on stdout line 2",
+    ),
+    "missing_case": (
+        f"import sys; sys.stdin.read(); print('{GOOD % 'c1'}')",
+        "no result for 1 of 2 cases (first: 'c2')",
+    ),
+    "unknown_case": (
+        f"import sys; sys.stdin.read(); print('{GOOD % 'c1'}'); print('{GOOD % 'zz'}')",
+        "unknown case id 'zz'",
+    ),
+    "answered_twice": (
+        f"import sys; sys.stdin.read(); print('{GOOD % 'c1'}'); print('{GOOD % 'c1'}')",
+        "answered twice",
+    ),
+    "null_number": (
+        f"import sys; sys.stdin.read(); print('{GOOD % 'c1'}'); "
+        'print(\'{"case_id": "c2", "decision": "d", "output_text": "", "tokens": null, '
+        '"latency_ms": 0}\')',
+        "invalid result on stdout line 2: tokens",
+    ),
+    "crash_after_one": (
+        f"import sys; sys.stdin.read(); print('{GOOD % 'c1'}', flush=True); "
+        "print('TypeError: x is undefined', file=sys.stderr); "
+        "print('Node.js v20.0.0', file=sys.stderr); sys.exit(1)",
+        "harness exited with code 1 (stderr: TypeError: x is undefined)",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(PARTIAL))
+def test_answered_cases_survive_a_bad_line(kind: str, tmp_path: Path, rec: Path) -> None:
+    body, reason = PARTIAL[kind]
+    harness = SubprocessHarness(script(tmp_path, body), record_file=rec, surfaces=[])
+    frame = harness.run_batch(ONE_CASE, {})
+    by_id = frame.set_index("case_id")
+    assert by_id.loc["c1", "decision"] == "d" and pd.isna(by_id.loc["c1", "error"])
+    assert reason in by_id.loc["c2", "error"]
+    protocol = kind != "crash_after_one"
+    assert by_id.loc["c2", "error"].startswith("harness protocol error") == protocol
+    assert pd.isna(by_id.loc["c2", "latency_ms"])
+    assert frame.attrs["command_id"] == read_records(rec).records[-1].command_id
+
+
+def test_extra_fields_are_attributes_and_cost_usd_is_the_cost(tmp_path: Path, rec: Path) -> None:
+    line = (
+        '{"case_id": "%s", "decision": "d", "output_text": "", "tokens": 1, "latency_ms": 3, '
+        '"cost_usd": 0.25, "model_used": "m-1", "retries": 2}'
+    )
+    body = f"import sys; sys.stdin.read(); print('{line % 'c1'}'); print('{line % 'c2'}')"
+    harness = SubprocessHarness(script(tmp_path, body), record_file=rec, surfaces=[])
+    frame = harness.run_batch(ONE_CASE, {})
+    assert frame["cost_usd"].tolist() == [0.25, 0.25]
+    assert frame["attributes"].tolist() == [{"model_used": "m-1", "retries": 2}] * 2
+    assert frame["error"].isna().all()
 
 
 def test_a_hung_harness_is_killed_and_fails(tmp_path: Path, rec: Path) -> None:
@@ -311,6 +357,7 @@ def test_a_failing_harness_fails_trials_not_the_study(
     assert len(failed) + len(complete) == 8 and failed and complete
     for trial in failed:
         assert trial.params["top_k"] >= 4
-        assert trial.user_attrs["failure_reason"].startswith("malformed JSON on stdout line 1")
+        reason = trial.user_attrs["failure_reason"]
+        assert reason.startswith("harness protocol error: malformed JSON on stdout line 1")
     by_id = {r.command_id: r for r in read_records(rec).records}
     assert all(t.user_attrs["command_id"] in by_id for t in study.trials)

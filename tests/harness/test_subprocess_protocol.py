@@ -71,7 +71,7 @@ def test_surfaces_object_declares_version_and_concurrency(tmp_path: Path) -> Non
     harness = SubprocessHarness(_script(tmp_path, ECHO), record_file=tmp_path / "r.jsonl")
     assert list(harness.tunable_surfaces()) == []
     assert harness.version == "7" and harness.per_process_concurrency == 3
-    assert harness_key(harness).version == "7"
+    assert harness_key(harness).version == f"7+cmd:{harness.command_digest}"
     assert harness.max_concurrency == 3
 
 
@@ -112,7 +112,7 @@ def test_spec_check_refuses_bad_program_and_malformed_surfaces(tmp_path: Path) -
 def test_the_node_example_runs_concurrently_with_seeds(tmp_path: Path) -> None:
     spec = load_spec(ROOT / "examples" / "node_harness" / "spec.yaml")
     _, harness, _ = check_spec(spec)
-    assert harness_key(harness).version == "1.0"
+    assert harness_key(harness).version.startswith("1.0+cmd:")
     cases = pd.read_json(ROOT / "examples" / "standin_llm" / "sets" / "search.jsonl", lines=True)
     cases = cases.head(40)
     hashes = [f"h{i}" for i in range(len(cases))]
