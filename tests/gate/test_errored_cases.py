@@ -52,8 +52,10 @@ def test_a_missing_latency_on_an_answered_case_is_still_refused() -> None:
     base = _frame([500.0] * 10, [1.0] * 10)
     cand = base.copy()
     cand.loc["c2", "latency"] = np.nan  # utility 1: not an errored run, a gap
-    with pytest.raises(ValueError, match="missing per-case scores"):
-        decide(
-            base, {"gappy": cand}, target_metric="latency", target_direction="decrease",
-            guardrails=GateGuardrails(policy_floor=0.0, safety_floor=0.0), n_boot=50,
-        )  # fmt: skip
+    # refused as "not computable" (issue 30: no statistic raises), naming the gap
+    (d,) = decide(
+        base, {"gappy": cand}, target_metric="latency", target_direction="decrease",
+        guardrails=GateGuardrails(policy_floor=0.0, safety_floor=0.0), n_boot=50,
+    )  # fmt: skip
+    assert d.verdict == "underpowered"
+    assert d.reasons[0].startswith("not computable: gappy has 1 missing or non-finite latency")
