@@ -90,13 +90,6 @@ def _check(project: DomainConfig) -> int:
     problems, notes = check_project(project)
     for note in notes:
         print(f"note: {note}")
-    unruled = unruled_intents(project_intents(project), project.policy_evaluation)
-    if unruled:
-        print(unruled_warning(unruled, f"project {project.name}"), file=sys.stderr)
-    print(
-        f"project {project.name}: {len(project.policy_evaluation)} policy rule(s), "
-        f"{len(unruled)} intent(s) without one"
-    )
     for problem in problems:
         print(f"problem: {problem}")
     if problems:
@@ -104,6 +97,14 @@ def _check(project: DomainConfig) -> int:
         print(f"error: project {project.name}: {problems[0]}{more}", file=sys.stderr)
         return 2
     print(f"project {project.name} ({project.root}): every declared file is present and reads")
+    # what the project leaves unjudged: a warning, once its files read (exit 0)
+    unruled = unruled_intents(project_intents(project), project.policy_evaluation)
+    if unruled:
+        print(unruled_warning(unruled, f"project {project.name}"), file=sys.stderr)
+    print(
+        f"project {project.name}: {len(project.policy_evaluation)} policy rule(s), "
+        f"{len(unruled)} intent(s) without one"
+    )
     from contextos_lab.next_steps import complete
 
     decisions = project.data_dir / "decisions.jsonl"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from contextos_lab.gate.verdict import GateGuardrails, decide
 
