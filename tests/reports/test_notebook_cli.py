@@ -75,14 +75,16 @@ def test_sweep_cli_end_to_end_and_exit_codes(
     check_reviewer_html(run_dir / "02_autotune_sweep.html", min_images=2)
     check_reviewer_html(run_dir / "03_heldout_gate.html", min_images=1)
 
-    # the gate alone on the same study: a second held-out read, counted; same change and same
-    # evidence, so no second proposal: it points at the first one
+    # the gate alone on the same, unchanged study: it says so and reads and writes nothing
+    # (issue 29: a re-run must not spend another held-out read or write a second proposal)
+    gate_json = (out / "gate.json").read_text()
     code = main(["gate", "--spec", str(spec), "--out", str(out), "--ledger", ledger])
     printed = capsys.readouterr().out
     assert code == 0
-    assert json.loads((out / "gate.json").read_text())["prior_heldout_reads"] == 1
+    assert "already gated" in printed
+    assert (out / "gate.json").read_text() == gate_json
+    assert json.loads(gate_json)["prior_heldout_reads"] == 0
     assert sorted((out / "proposals").glob("at_*.json")) == proposals
-    assert f"already proposed: {proposals[0]}" in printed
 
 
 def test_sweep_cli_refuses_bad_spec_and_unreachable_storage(
