@@ -60,9 +60,7 @@ VERIFY = re.compile(r"\bverif|\bconfirm|\bdouble-check", re.I)
 HEDGE = re.compile(
     r"\bassum|\bapproximat|\bestimat|\blikely\b|\bprobably\b|\bseems?\b|\bhypothetic", re.I
 )
-ANSWER = re.compile(
-    r"final answer|the answer is|\bresult is\b|\btherefore\b|\bin conclusion", re.I
-)
+ANSWER = re.compile(r"final answer|the answer is|\bresult is\b|\btherefore\b|\bin conclusion", re.I)
 #: A state-changing tool call by its name (book_, cancel_, update_, send_, ...): the kind of step
 #: a tool-using agent's failure is decided at.
 WRITE_CALL = re.compile(
