@@ -47,6 +47,23 @@ STEP_FEATURES = (
     "unsupported_figures",
     "figures_reach_the_end",
     "first_write_call",
+    # Where the step is among the acting turns, and whether it is the first of its kind: the
+    # decisive mistake is usually an early act (the first code, the first figure kept to the end).
+    "actor_rank_0",
+    "actor_rank_1",
+    "actor_rank_2",
+    "actor_rank_3",
+    "actor_rank",
+    "first_code",
+    "first_action",
+    "first_failing_action",
+    "first_figure_reaching_the_end",
+    "first_workaround",
+    "first_unsupported_figures",
+    "first_turn_of_speaker_with_code",
+    "verify_language",
+    "hedge_language",
+    "answer_language",
 )
 
 #: Figures (numbers with their units cut off) a turn states; code blocks are left out.
@@ -177,14 +194,31 @@ def step_features(run: RunTrace, signals: RunSignals | None = None) -> list[dict
     last_actor = max((i for i in actors if len(turns[i].content.strip()) > 20), default=None)
     final = figures[last_actor] if last_actor is not None else set()
     counts = Counter(agent_key(turns[i].speaker) for i in actors)
+
+    def _issues(i: int) -> bool:
+        return bool(turns[i].tool) or (i + 1 < n and role_of[i + 1] == TOOL)
+
     share = {k: counts.get(k, 0) / max(1, len(actors)) for k in s.role}
+    rank = {i: r for r, i in enumerate(actors)}
+    first_of = {
+        name: next((i for i in actors if test(i)), None)
+        for name, test in (
+            ("first_code", lambda i: bool(sig.CODE.search(turns[i].content))),
+            ("first_action", lambda i: _issues(i)),
+            ("first_failing_action", lambda i: _issues(i) and i + 1 in error_set),
+            ("first_figure_reaching_the_end", lambda i: bool(new_figures[i] & final)),
+            ("first_workaround", lambda i: bool(sig.WORKAROUND.search(turns[i].content))),
+            ("first_unsupported_figures", lambda i: bool(new_figures[i])),
+        )
+    }
     seen: set[str] = set()
     rows = []
     for i, turn in enumerate(turns):
         key = agent_key(turn.speaker)
         nxt = i + 1 if i + 1 < n else None
-        issues = bool(turn.tool) or (nxt is not None and role_of[nxt] == TOOL)
+        issues = _issues(i)
         text = turn.content
+        k = rank.get(i, -1)
         rows.append(
             {
                 "role_orchestrator": float(role_of[i] == ORCHESTRATOR),
@@ -212,6 +246,15 @@ def step_features(run: RunTrace, signals: RunSignals | None = None) -> list[dict
                 "unsupported_figures": min(1.0, len(new_figures[i]) / 5),
                 "figures_reach_the_end": float(bool(new_figures[i] & final)),
                 "first_write_call": float(i == first_write),
+                **{f"actor_rank_{r}": float(k == r) for r in range(4)},
+                "actor_rank": min(8, max(0, k)) / 8,
+                **{name: float(i == at) for name, at in first_of.items()},
+                "first_turn_of_speaker_with_code": float(
+                    key not in seen and bool(sig.CODE.search(text))
+                ),
+                "verify_language": float(bool(sig.VERIFY.search(text))),
+                "hedge_language": float(bool(sig.HEDGE.search(text))),
+                "answer_language": float(bool(sig.ANSWER.search(text))),
             }
         )
         seen.add(key)

@@ -124,19 +124,32 @@ class LastActorBeforeErrorRule:
         )
 
 
+def _run_rows(run: RunTrace, step: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """One run's candidate feature rows, whether each is the annotated step, their steps."""
+    s = run_signals(run)
+    rows = step_features(run, s)
+    cand = candidates(run, s)
+    x = np.array([[rows[i][f] for f in STEP_FEATURES] for i in cand], dtype=float)
+    x = x.reshape(len(cand), len(STEP_FEATURES))
+    at = [run.turns[i].index for i in cand]
+    return x, np.array([int(a == step) for a in at], dtype=int), at
+
+
 def training_rows(
     runs: Sequence[RunTrace], steps: Sequence[int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Candidate-step feature rows, whether each is the annotated step, and the run index."""
-    x, y, g = [], [], []
-    for r, (run, step) in enumerate(zip(runs, steps, strict=True)):
-        s = run_signals(run)
-        rows = step_features(run, s)
-        for i in candidates(run, s):
-            x.append([rows[i][f] for f in STEP_FEATURES])
-            y.append(int(run.turns[i].index == step))
-            g.append(r)
-    return np.array(x, dtype=float), np.array(y, dtype=int), np.array(g, dtype=int)
+    parts = [_run_rows(run, step) for run, step in zip(runs, steps, strict=True)]
+    return _stack(parts, range(len(parts)))
+
+
+def _stack(
+    parts: Sequence[tuple[np.ndarray, np.ndarray, list[int]]], which: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    x = np.vstack([parts[r][0] for r in which])
+    y = np.concatenate([parts[r][1] for r in which])
+    g = np.concatenate([np.full(len(parts[r][1]), r) for r in which])
+    return x, y, g
 
 
 #: Weights for features the training runs cannot inform (constant there: e.g. no orchestrator
@@ -152,12 +165,13 @@ PRIOR_WEIGHTS = {
 }
 
 
-def fit_weights(runs: Sequence[RunTrace], steps: Sequence[int], c: float = 1.0) -> dict[str, float]:
-    """Logistic-regression weights of the step features (positive = the annotated step); a
-    feature constant over the training runs gets its PRIOR_WEIGHTS value (else 0)."""
+#: Regularisation strengths tried by the inner cross-validation (`select_c`).
+C_GRID = (0.3, 1.0, 3.0, 10.0)
+
+
+def _fit(x: np.ndarray, y: np.ndarray, c: float) -> dict[str, float]:
     from sklearn.linear_model import LogisticRegression
 
-    x, y, _ = training_rows(runs, steps)
     if len(set(y)) < 2:
         raise ValueError("fitting needs annotated runs whose step is a candidate step")
     model = LogisticRegression(C=c, max_iter=5000).fit(x, y)
@@ -168,23 +182,75 @@ def fit_weights(runs: Sequence[RunTrace], steps: Sequence[int], c: float = 1.0) 
     }
 
 
-def cross_validated(
-    runs: Sequence[RunTrace], steps: Sequence[int], folds: int = 10, seed: int = 0, c: float = 1.0
-) -> list[Attribution | None]:
-    """Each run attributed by weights fitted on the other folds' runs only."""
+def _hits(weights: Mapping[str, float], part: tuple[np.ndarray, np.ndarray, list[int]]) -> int:
+    """1 when the best-scoring candidate (ties: earliest) is the annotated step."""
+    x, y, _ = part
+    if not len(y):
+        return 0
+    w = np.array([weights.get(f, 0.0) for f in STEP_FEATURES])
+    return int(y[int(np.argmax(x @ w))])
+
+
+def _select_c(
+    parts: Sequence[tuple[np.ndarray, np.ndarray, list[int]]],
+    which: Sequence[int],
+    folds: int = 5,
+    seed: int = 0,
+) -> float:
+    """The C of C_GRID whose weights find the most annotated steps on held-out runs of
+    `which` (inner folds over runs; ties: the stronger regularisation)."""
     from sklearn.model_selection import KFold
 
+    which = np.asarray(which)
+    hits = dict.fromkeys(C_GRID, 0)
+    splitter = KFold(n_splits=min(folds, len(which)), shuffle=True, random_state=seed)
+    for train, test in splitter.split(which):
+        x, y, _ = _stack(parts, which[train])
+        if len(set(y)) < 2:
+            continue
+        for c in C_GRID:
+            w = _fit(x, y, c)
+            hits[c] += sum(_hits(w, parts[r]) for r in which[test])
+    return max(C_GRID, key=lambda c: (hits[c], -c))
+
+
+def fit_weights(
+    runs: Sequence[RunTrace], steps: Sequence[int], c: float | None = None
+) -> dict[str, float]:
+    """Logistic-regression weights of the step features (positive = the annotated step); a
+    feature constant over the training runs gets its PRIOR_WEIGHTS value (else 0). Without
+    `c`, the regularisation is chosen by an inner cross-validation over these runs."""
+    parts = [_run_rows(run, step) for run, step in zip(runs, steps, strict=True)]
+    which = list(range(len(parts)))
+    x, y, _ = _stack(parts, which)
+    return _fit(x, y, _select_c(parts, which) if c is None else c)
+
+
+def cross_validated(
+    runs: Sequence[RunTrace],
+    steps: Sequence[int],
+    folds: int = 10,
+    seed: int = 0,
+    c: float | None = None,
+) -> list[Attribution | None]:
+    """Each run attributed by weights fitted on the other folds' runs only; without `c`, the
+    regularisation is also chosen on those runs alone (nested cross-validation)."""
+    from sklearn.model_selection import KFold
+
+    parts = [_run_rows(run, step) for run, step in zip(runs, steps, strict=True)]
     out: list[Attribution | None] = [None] * len(runs)
     splitter = KFold(n_splits=min(folds, len(runs)), shuffle=True, random_state=seed)
     for train, test in splitter.split(np.arange(len(runs))):
-        weights = fit_weights([runs[i] for i in train], [steps[i] for i in train], c)
-        model = LinearAttributor(weights, name="linear (cross-validated)")
+        chosen = _select_c(parts, train, seed=seed) if c is None else c
+        x, y, _ = _stack(parts, train)
+        model = LinearAttributor(_fit(x, y, chosen), name="linear (cross-validated)")
         for i in test:
             out[i] = model.attribute(runs[i])
     return out
 
 
 __all__ = [
+    "C_GRID",
     "PRIOR_WEIGHTS",
     "LastActorBeforeErrorRule",
     "LinearAttributor",

@@ -54,6 +54,13 @@ WORKAROUND = re.compile(
     re.I,
 )
 CODE = re.compile(r"```")
+#: A turn that checks someone else's work, hedges its claim, or states a conclusion: generic
+#: wording of a verifier, of a guess presented as a result, and of the answer being fixed.
+VERIFY = re.compile(r"\bverif|\bconfirm|\bdouble-check", re.I)
+HEDGE = re.compile(
+    r"\bassum|\bapproximat|\bestimat|\blikely\b|\bprobably\b|\bseems?\b|\bhypothetic", re.I
+)
+ANSWER = re.compile(r"final answer|the answer is|\bresult is\b|\btherefore\b|\bin conclusion", re.I)
 #: A state-changing tool call by its name (book_, cancel_, update_, send_, ...): the kind of step
 #: a tool-using agent's failure is decided at.
 WRITE_CALL = re.compile(
@@ -108,8 +115,10 @@ def error_family(kind: str | None) -> str | None:
 
 
 __all__ = [
+    "ANSWER",
     "CODE",
     "ERROR",
+    "HEDGE",
     "LEDGER",
     "LIMIT",
     "LOOP",
@@ -120,6 +129,7 @@ __all__ = [
     "TOOL_NAME",
     "TOOL_OUTPUT",
     "TRANSFER",
+    "VERIFY",
     "WORKAROUND",
     "WRITE_CALL",
     "error_family",

@@ -144,3 +144,27 @@ def test_features_are_bounded_and_attribution_never_crashes(ts) -> None:
     a = LinearAttributor({f: 1.0 for f in STEP_FEATURES}).attribute(run)
     assert a is None or (0 <= a.position < len(ts) and a.step == ts[a.position].index)
     json.dumps(a.evidence if a else {})
+
+
+def test_rank_and_first_of_kind_features_mark_the_acting_turns_only() -> None:
+    """The acting-turn rank skips tool output; "first code" / "first failing action" mark one
+    turn each, and a figure kept to the end marks the turn that first states it."""
+    run = RunTrace(
+        "r",
+        (
+            Turn(0, "Planner_Expert", "Solve the task. Please verify the result."),
+            Turn(1, "Coder_Expert", "```python\nprint(1/0)\n```"),
+            Turn(2, "Computer_terminal", "exitcode: 1 (execution failed)\nZeroDivisionError"),
+            Turn(3, "Coder_Expert", "Assuming 42 then: ```python\nprint(42)\n```"),
+            Turn(4, "Computer_terminal", "exitcode: 0 (execution succeeded)\nCode output: 42"),
+            Turn(5, "Checker_Expert", "I verified it. The final answer is 42. TERMINATE"),
+        ),
+    )
+    rows = step_features(run)
+    assert [rows[i]["actor_rank_1"] for i in range(6)] == [0, 1, 0, 0, 0, 0]
+    assert [rows[i]["actor_rank_2"] for i in range(6)] == [0, 0, 0, 1, 0, 0]
+    assert [rows[i]["first_code"] for i in range(6)] == [0, 1, 0, 0, 0, 0]
+    assert [rows[i]["first_failing_action"] for i in range(6)] == [0, 1, 0, 0, 0, 0]
+    assert [rows[i]["first_figure_reaching_the_end"] for i in range(6)] == [0, 0, 0, 1, 0, 0]
+    assert rows[3]["hedge_language"] == 1 and rows[1]["hedge_language"] == 0
+    assert rows[5]["verify_language"] == 1 and rows[5]["answer_language"] == 1
