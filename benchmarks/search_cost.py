@@ -82,9 +82,10 @@ FULL_TRIALS = 200  # full-fidelity budget, trials (baseline included)
 #: Optuna's GPSampler refits its GP every trial (~12 s a trial at 100 on this machine), so its
 #: studies stop at this many trials; its columns past it are left out of the best peer.
 GP_TRIALS = {"value": 50}
-#: Racing's budget, in full-set trials' worth of case evaluations (`--racing-trials`). Past it
-#: a racing run's column holds the ratio it had reached: a lower bound, marked in the table.
-RACING_CALLS_IN_TRIALS = 100
+#: Racing's budget, in full-set trials' worth of case evaluations (a racing study's wall is
+#: mostly TPE over its many cheap trials). Past it a racing run's column holds the ratio it
+#: had reached: a lower bound, marked in the table.
+RACING_CALLS_IN_TRIALS = 50
 TRIAL_BUDGETS = [10, 25, 50, 100, 200]  # columns of the table, in full-set trials' worth
 #: Racing's promotion rule (`--promotion`, tuning only): None = the spec's own default.
 PROMOTION: dict[str, str | None] = {"value": None}
@@ -191,7 +192,7 @@ def grid_lookup(ctx: RunContext, table: dict[tuple[Any, ...], dict[str, float]])
 STANDIN_SPEC = REPO / "examples" / "standin_llm" / "spec.yaml"
 STANDIN_RUNS = RUNS  # the same samplers, budgets and caps on both harnesses
 STANDIN_FULL_TRIALS = FULL_TRIALS
-STANDIN_RACING_CALLS_IN_TRIALS = 200  # a stand-in racing study costs a fifth of a reference one
+STANDIN_RACING_CALLS_IN_TRIALS = 100  # on 2 shared cores; past it, lower bounds
 STANDIN_BUDGETS = TRIAL_BUDGETS
 N_STANDIN_CHECK = 3  # grid configs re-scored with the spec's own (sleeping) time scale
 N_STANDIN_RECHECK = 30  # and re-scored without sleeps by the code that runs the benchmark
@@ -627,6 +628,9 @@ def main(argv: list[str] | None = None) -> int:
             "goal": ">= 0.99",
             "measured": round(racing_at_100, 4),
             "met": bool(racing_at_100 >= 0.99),
+            "note": f"a lower bound: racing ran to {RACING_CALLS_IN_TRIALS} trials' worth"
+            if RACING_CALLS_IN_TRIALS < 100
+            else "",
         },
         "full_ratio_at_200": {
             "goal": ">= 0.99",
