@@ -142,6 +142,17 @@ def seconds_per_trial(frame: pd.DataFrame) -> pd.Series:
     return per.groupby(frame["run"]).median()
 
 
+def run_conditions(frame: pd.DataFrame) -> dict[str, Any]:
+    """How many studies came from the cache, and the 1-minute load average their runs ended
+    at (each study's seconds are its own run's, under that load)."""
+    loads = [x[0] for x in frame["load_average"] if isinstance(x, list)]
+    return {
+        "studies": len(frame),
+        "studies_from_cache": int(frame["from_cache"].sum()),
+        "study_load_average_1min": [min(loads), max(loads)] if loads else None,
+    }
+
+
 # -- the sampler's share of a real stand-in trial ---------------------------------------------
 
 OVERHEAD_TIME_SCALE = 1.0  # the stand-in's realistic latency (median ~0.3 s a call)
