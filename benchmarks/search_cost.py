@@ -88,6 +88,8 @@ GP_SEEDS = 3  # and run on the first seeds only (each study took 15-30 min at lo
 #: had reached: a lower bound, marked in the table.
 RACING_CALLS_IN_TRIALS = 50
 TRIAL_BUDGETS = [10, 25, 50, 100, 200]  # columns of the table, in full-set trials' worth
+#: `--cached-only`: assemble the table from the studies in the results cache, run none.
+CACHED_ONLY = {"value": False}
 #: Racing's promotion rule (`--promotion`, tuning only): None = the spec's own default.
 PROMOTION: dict[str, str | None] = {"value": None}
 
@@ -392,6 +394,8 @@ def run_matrix(
         "promotion": PROMOTION["value"], "full_trials": full_trials,
         "racing_calls": racing_calls_in_trials, "budgets": budgets,
     }  # fmt: skip
+    if CACHED_ONLY["value"]:  # assemble what earlier (partial, parallel) runs left in the cache
+        jobs = [j for j in jobs if _cache_file(j).exists()]
     order = sorted(range(len(jobs)), key=lambda i: jobs[i][2] != "racing")
     if processes > 1:
         # fork: the workers inherit the prepared harness, case set and grid table as they are
@@ -409,13 +413,22 @@ def run_matrix(
     return pd.DataFrame(rows), curves
 
 
-def _study_row(job: tuple[str, dict[str, Any], str, int]) -> tuple[dict[str, Any], list[Any]]:
+def _job_key(job: tuple[str, dict[str, Any], str, int]) -> dict[str, Any]:
     label, kw, fidelity, seed = job
-    kit = kw.get("kind") == "tpe"
     key = {**_MATRIX["key"], "label": label, "sampler": kw, "fidelity": fidelity, "seed": seed}
     if kw.get("kind") == "gp":
         key["gp_trials"] = GP_TRIALS["value"]
-    row, curve = ps.cached(key, kit, lambda: _study_row_run(job))
+    return key
+
+
+def _cache_file(job: tuple[str, dict[str, Any], str, int]) -> Path:
+    return ps.cache_path(_job_key(job), job[1].get("kind") == "tpe")
+
+
+def _study_row(job: tuple[str, dict[str, Any], str, int]) -> tuple[dict[str, Any], list[Any]]:
+    label, kw, _fidelity, seed = job
+    kit = kw.get("kind") == "tpe"
+    row, curve = ps.cached(_job_key(job), kit, lambda: _study_row_run(job))
     top = max(b for b in _MATRIX["budgets"] if row[f"ratio@{b}"] is not None)
     print(
         f"  {label:32s} seed {seed}: {row['trials']} trials ({row['pruned']} pruned, "
@@ -487,6 +500,7 @@ def summarise(
     low = frame.groupby("run")[cols].min().reindex(order)
     cost = frame.groupby("run")[["calls_to_0.95", "calls_to_0.99", "trials", "pruned"]].median()
     cost["sampler_s_per_trial"] = ps.seconds_per_trial(frame).round(4)
+    cost["seeds"] = frame.groupby("run")["seed"].count()
     cost = cost.reindex(order)
     margin, best = ps.margins(med, DEFAULT, PEERS)
     peer = pd.DataFrame({"margin": margin, "best peer": best}).T
@@ -534,6 +548,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-standin", action="store_true", help="skip the stand-in harness")
     parser.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="run no study: the table from the studies earlier runs cached (seeds per run shown)",
+    )
+    parser.add_argument(
         "--promotion",
         default=None,
         choices=["estimated_gain", "possible"],
@@ -550,14 +569,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     PROMOTION["value"] = args.promotion
     GP_TRIALS["value"] = args.gp_trials
+    CACHED_ONLY["value"] = args.cached_only
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     if args.standin_only:
         out = Path(args.out)
         result = json.loads(out.read_text())
         load = [round(x, 2) for x in os.getloadavg()]
+        only = [x for x in args.only.split(",") if x]
         standin = run_standin(
-            list(range(args.first_seed, args.first_seed + args.seeds)), args.processes
+            list(range(args.first_seed, args.first_seed + args.seeds)), args.processes, only
         )
+        if only:
+            return 0  # a partial run: printed, not stored
         standin["load_average_before"] = load
         standin["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
         result["slow_standin_harness"] = standin
