@@ -514,7 +514,10 @@ def summarise(
         "cost": cost.to_string(),
         "margin": peer.to_string(),
     }
-    print(f"\nfeasible hypervolume found / true (median over {n_seeds} seeds); {header}")
+    print(
+        f"\nfeasible hypervolume found / true (median over up to {n_seeds} seeds: the cost "
+        f"table gives each run's); {header}"
+    )
     print(printed["median"])
     print("\nminimum over seeds")
     print(printed["min"])
