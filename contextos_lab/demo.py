@@ -122,7 +122,7 @@ def run_demo(out: Path, *, smoke: bool = False, progress: bool = False) -> int:
         job = run_sweep(
             DEMO_SPEC,
             out,
-            n_trials=30 if smoke else None,
+            n_trials=60 if smoke else None,
             ledger=str(out / ".contextos" / "heldout_ledger.jsonl"),
             insights=str(clusters / "insights.json"),
             sources=[source],

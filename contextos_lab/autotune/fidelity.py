@@ -56,12 +56,12 @@ class RacingSchedule(BaseModel):
         "ends, and the full set runs in one call. 1 = one call a stage",
     )
     promotion: Promotion = Field(
-        default="possible",
-        description="which configs that can still reach the front go on: `possible` (all; drops "
-        "only on evidence) or `estimated_gain` (only while the point estimate adds feasible "
-        "hypervolume; the rest stop as not promoted, see autotune.racing_promotion). "
-        "estimated_gain pays for a budget in case evaluations (benchmarks/search_cost.py); at "
-        "a budget in trials it completes fewer configs for the gate",
+        default="estimated_gain",
+        description="which configs that can still reach the front go on: `estimated_gain` (the "
+        "default and what every benchmark measures: only while the point estimate adds feasible "
+        "hypervolume; the rest stop as not promoted, see autotune.racing_promotion) or "
+        "`possible` (all; drops only on evidence, so it completes more configs per trial for "
+        "the gate at a budget in trials, and pays more case evaluations for each)",
     )
 
     @field_validator("stages")

@@ -71,7 +71,8 @@ class SamplerConfig(BaseModel):
             if importlib.util.find_spec("torch") is None:
                 raise RuntimeError(
                     "sampler kind 'gp' needs PyTorch (optuna.samplers.GPSampler); it is not "
-                    "installed in this environment. Use tpe, nsgaii or random, or install torch."
+                    "installed in this environment. Use tpe, nsgaii or random, or install the "
+                    "extra: pip install 'contextos-lab[gp]'."
                 )
             return optuna.samplers.GPSampler(seed=seed, n_startup_trials=self.n_startup_trials)
         return optuna.samplers.TPESampler(seed=seed)  # optuna_default: Optuna 5's own defaults

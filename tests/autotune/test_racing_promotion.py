@@ -73,8 +73,10 @@ def test_only_the_samplers_own_configs_stop_on_the_point_estimate(big_case_dir: 
     asked, sampled = study.ask(), study.ask()
     ctx = racing_ctx(big_case_dir, racing={"promotion": "estimated_gain"})
     assert not promotes_on_estimate(ctx, asked) and promotes_on_estimate(ctx, sampled)
-    default = racing_ctx(big_case_dir)  # promotion: possible
-    assert not promotes_on_estimate(default, sampled)
+    possible = racing_ctx(big_case_dir, racing={"promotion": "possible"})
+    assert not promotes_on_estimate(possible, sampled)
+    default = racing_ctx(big_case_dir)  # promotion: estimated_gain, the benchmarked setting
+    assert promotes_on_estimate(default, sampled)
 
 
 def test_promotion_pays_fewer_cases_than_racing_on_evidence_alone(big_case_dir: Path) -> None:
