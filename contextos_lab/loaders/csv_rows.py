@@ -48,6 +48,9 @@ def _csv_rows(path: Path, data: bytes) -> Iterator[RawRow]:
         header = next(reader)
     except csv.Error as exc:
         raise UnreadableSource(path, f"the header row is not valid CSV: {exc}") from None
+    except StopIteration:  # e.g. a byte-order mark and nothing else
+        no_header = "the file has no header row (no text after decoding)"
+        raise UnreadableSource(path, no_header) from None
     tap.drain()
     problem = _header_problem(header)
     if problem:
