@@ -32,7 +32,9 @@ def _study(out: Path, name: str) -> optuna.Study:
 def test_layout_holds_every_trial_and_case_of_the_search_set_only(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    spec = write_project(tmp_path / "p", n_trials=6)
+    # promotion `possible`: every feasible config goes on, so every trial completes the whole
+    # search set (the default, estimated_gain, may stop one as not promoted after fewer cases)
+    spec = write_project(tmp_path / "p", n_trials=6, racing={"promotion": "possible"})
     out = tmp_path / "out"
     study_for(spec, out)
     runs = out / "runs" / "gate_toy_run"
