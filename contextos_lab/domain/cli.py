@@ -38,17 +38,7 @@ def _store_project(url: str, explicit: str | None, label: str) -> DomainConfig:
 
     recorded = recorded_project(url)
     if recorded is None:
-        path = resolve_project_path(explicit)
-        if path == BUNDLED_PROJECT and not explicit:
-            # never silent: a store's first write binds it to the project for good
-            print(
-                f"note: store {url} records no project yet and none is named (--project, "
-                f"${ENV}, a project as the current directory): it is read as the bundled "
-                "example, and a first write binds it to that example; pass --project DIR for "
-                "your own",
-                file=sys.stderr,
-            )
-        return cached_project(path)
+        return cached_project(resolve_project_path(explicit))
     if explicit:
         project = cached_project(resolve_project_path(explicit))
         named = label
