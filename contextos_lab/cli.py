@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     saved = os.environ.get(PROJECT_ENV)
     os.environ[PROJECT_ENV] = str(project.root)
     try:
-        with invocation(args, project):
+        with invocation(args, project, parser):
             return int(args.func(args) or 0)
     except ExitError as exc:  # a user error (2) or an unreachable server (3): one line
         return report_user_error(exc)

@@ -27,16 +27,25 @@ class _Invocation:
     project: Path
     store: str | None
     bundles: str | None
+    #: The CLI's whole parser, handed in by `cli.main` (this module never imports the CLI: the
+    #: CLI imports it, and an import the other way would close a circle).
+    parser: argparse.ArgumentParser | None = None
 
 
 _current: list[_Invocation] = []
 
 
 @contextmanager
-def invocation(args: argparse.Namespace, project: DomainConfig) -> Iterator[None]:
+def invocation(
+    args: argparse.Namespace,
+    project: DomainConfig,
+    parser: argparse.ArgumentParser | None = None,
+) -> Iterator[None]:
     store = getattr(args, "store", None)
     bundles = getattr(args, "bundles", None)
-    _current.append(_Invocation(project.root, store if isinstance(store, str) else None, bundles))
+    _current.append(
+        _Invocation(project.root, store if isinstance(store, str) else None, bundles, parser)
+    )
     try:
         yield
     finally:
@@ -46,6 +55,8 @@ def invocation(args: argparse.Namespace, project: DomainConfig) -> Iterator[None
 def _options_of(words: list[str]) -> set[str]:
     """The option strings the leaf parser of `contextos-lab WORDS...` accepts."""
     parser: Any = _parser()
+    if parser is None:  # no CLI invocation running: no options to complete with
+        return set()
     for word in words:
         subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
         if not subs or word not in subs[0].choices:
@@ -54,15 +65,8 @@ def _options_of(words: list[str]) -> set[str]:
     return {opt for action in parser._actions for opt in action.option_strings}
 
 
-_parsers: list[argparse.ArgumentParser] = []
-
-
-def _parser() -> argparse.ArgumentParser:
-    if not _parsers:
-        from contextos_lab.cli import build_parser
-
-        _parsers.append(build_parser())
-    return _parsers[0]
+def _parser() -> argparse.ArgumentParser | None:
+    return _current[-1].parser if _current else None
 
 
 def complete_command(command: str) -> str:
