@@ -14,7 +14,9 @@ Hand-Crafted subset (if present; weights fitted on Algorithm-Generated only) are
 
 `--write-weights` regenerates contextos_lab/insights/attribution/default_weights.py from a fit
 on all Algorithm-Generated runs. Writes benchmarks/results/failure_attribution.json (goals:
-agent_accuracy, step_accuracy, agent_margin_over_best_trivial, step_margin_over_best_trivial).
+agent_accuracy, step_accuracy, agent_margin_over_best_trivial, step_margin_over_best_trivial,
+and the statistics layer's tau_class_consistent_with_diff, insights_overlapping_80pct and
+insights_below_fdr_shown_as_findings measured by insight_statistics.measure_all).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -45,6 +48,13 @@ from contextos_lab.loaders.who_and_when import load_who_and_when
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "failure_attribution.json"
 WEIGHTS = ROOT / "contextos_lab" / "insights" / "attribution" / "default_weights.py"
+#: The statistics layer's goals come from insight_statistics' own measurement (imported, run
+#: here on the same external folder), so both JSON files state the same figures.
+INSIGHT_GOALS = (
+    "tau_class_consistent_with_diff",
+    "insights_overlapping_80pct",
+    "insights_below_fdr_shown_as_findings",
+)
 GOALS = {
     "agent_accuracy": 0.70,
     "step_accuracy": 0.45,
@@ -161,6 +171,15 @@ def tau_agreement(external: Path) -> dict[str, Any] | None:
     }
 
 
+def insight_goals(external: Path) -> dict[str, dict[str, Any]]:
+    """The three statistics-layer goals, measured by running insight_statistics' analysis."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from insight_statistics import measure_all
+
+    _, goals, _ = measure_all(external)
+    return {k: goals[k] for k in INSIGHT_GOALS}
+
+
 def write_weights(runs: list[RunTrace], steps: list[int]) -> None:
     weights = fit_weights(runs, steps)
     body = ",\n".join(f'    "{k}": {v:.4f}' for k, v in weights.items())
@@ -221,6 +240,7 @@ def main() -> None:
         k: {"goal": f">= {g}", "measured": round(measured[k], 4), "met": measured[k] >= g}
         for k, g in GOALS.items()
     }
+    goals |= insight_goals(_external(args.external))
     head = f"method (Algorithm-Generated, n={ag['runs']})"
     print(f"{head:<52}{'agent':>8}{'step':>8}")
     rows = [
@@ -251,8 +271,9 @@ def main() -> None:
     if tau is not None:
         label = f"tau-bench (n={tau['with_failing_step']}), step vs diff's failing call"
         print(f"{label:<52}{'':>8}{tau['step_agreement']:>8.3f}")
+    print(f"\n{'goal':<40}{'target':>10}{'measured':>10}  met")
     for k, g in goals.items():
-        print(f"goal {k}: {g['measured']} ({g['goal']}) {'met' if g['met'] else 'NOT met'}")
+        print(f"{k:<40}{g['goal']!s:>10}{g['measured']:>10}  {'yes' if g['met'] else 'NO'}")
     OUT.write_text(
         json.dumps(
             {

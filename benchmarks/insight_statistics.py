@@ -97,16 +97,12 @@ def stats_by_id(report: ClusterReport, family: str) -> dict[str, dict[str, Any]]
     }
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--external", type=Path, default=None)
-    ap.add_argument("--out", type=Path, default=OUT)
-    args = ap.parse_args()
-    external = _external(args.external)
+def measure_all(external: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, bool]]:
+    """Per-run rows, the goals object and per-source invariance for tau-bench and Who&When
+    alone and in one folder (`failure_attribution.py` imports this for the same goals)."""
     folders = {"tau_bench": external / "tau-bench", "who_and_when": external / "who-and-when"}
     if not all(f.is_dir() for f in folders.values()):
-        print(f"error: tau-bench and who-and-when expected under {external} (set --external)")
-        return 2
+        raise FileNotFoundError(f"tau-bench and who-and-when expected under {external}")
     per: dict[str, Any] = {}
     reports: dict[str, ClusterReport] = {}
     for name, folder in {**folders, "both_in_one_folder": external}.items():
@@ -134,6 +130,20 @@ def main() -> int:
             "per_source": invariant,
         },
     }
+    return per, goals, invariant
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--external", type=Path, default=None)
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    external = _external(args.external)
+    try:
+        per, goals, invariant = measure_all(external)
+    except FileNotFoundError as exc:
+        print(f"error: {exc} (set --external)")
+        return 2
     print(
         f"{'run':<20} {'ins':>4} {'find':>5} {'expl':>5} {'nobase':>6} {'merged':>6} "
         f"{'cand>=80%':>9} {'shown>=80%':>10} {'below-FDR':>9}"

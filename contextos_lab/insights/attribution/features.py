@@ -34,6 +34,8 @@ STEP_FEATURES = (
     "last_actor_before_first_error",
     "before_first_error",
     "responds_to_error",
+    # The turn reads an execution/tool result (it interprets output rather than plans).
+    "responds_to_tool_output",
     "first_actor_after_last_error",
     "run_has_error",
     "workaround_language",
@@ -233,6 +235,7 @@ def step_features(run: RunTrace, signals: RunSignals | None = None) -> list[dict
                 "last_actor_before_first_error": float(i == before_error),
                 "before_first_error": float(first_error is not None and i < first_error),
                 "responds_to_error": float(i - 1 in error_set),
+                "responds_to_tool_output": float(i > 0 and role_of[i - 1] == TOOL),
                 "first_actor_after_last_error": float(i == after_last),
                 "run_has_error": float(first_error is not None),
                 "workaround_language": float(bool(sig.WORKAROUND.search(text))),

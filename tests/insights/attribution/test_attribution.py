@@ -168,3 +168,5 @@ def test_rank_and_first_of_kind_features_mark_the_acting_turns_only() -> None:
     assert [rows[i]["first_figure_reaching_the_end"] for i in range(6)] == [0, 0, 0, 1, 0, 0]
     assert rows[3]["hedge_language"] == 1 and rows[1]["hedge_language"] == 0
     assert rows[5]["verify_language"] == 1 and rows[5]["answer_language"] == 1
+    # the turns that read an execution result (after the terminal), not the terminal itself
+    assert [rows[i]["responds_to_tool_output"] for i in range(6)] == [0, 0, 0, 1, 0, 1]

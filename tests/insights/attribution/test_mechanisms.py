@@ -132,3 +132,37 @@ def test_tau_bench_runs_are_attributed_from_their_calls_and_tool_results() -> No
     assert cancel["act"] == "calls cancel_reservation" and cancel["error_steps"] == [3]
     assert cancel["diff"] == "misses an expected write"  # the stored diff, where GT exists
     assert attributed[task == 13]["diff"].isna().all()  # no ground truth, no diff
+
+
+def test_the_notebooks_figures_and_confusion_table_count_search_runs_only(tmp_path) -> None:
+    """The timeline and the confusion table are built from the search split's failed runs: the
+    old agent × phase heatmap counted the held-out runs too (58 where the insights cover 44)."""
+    from contextos_lab.insights.attribution.views import confusion, timeline_events
+
+    report = analyse(load_sources([str(write_runs(tmp_path, _annotated(0)))]))
+    search = report.runs[(report.runs["split"] == "search") & report.runs["failed"]]
+    heldout = report.runs[report.runs["split"] != "search"]
+    assert len(heldout) and len(search)
+    events = timeline_events(report.attributions)
+    assert set(events["run"]) == set(search["trace_id"])
+    assert not set(events["run"]) & set(heldout["trace_id"])
+    table = confusion(report.attributions)
+    assert int(table.loc["total", "total"]) == len(search)
+
+
+def test_the_confusion_table_merges_agent_name_variants() -> None:
+    from contextos_lab.insights.attribution.views import agreement, confusion
+
+    rows = pd.DataFrame(
+        {
+            "agent": ["WebSurfer", "Websurfer", "WebSurfer", "Coder"],
+            "annotated_agent": ["Web Surfer", "WebSurfer", "web_surfer", None],
+            "step": [3, 5, 7, 1],
+            "annotated_step": [3, 4, 7, None],
+        }
+    )
+    table = confusion(rows)
+    assert list(table.index) == ["WebSurfer", "total"]
+    assert list(table.columns) == ["WebSurfer", "total"]
+    assert int(table.loc["WebSurfer", "WebSurfer"]) == 3  # the unannotated run is not counted
+    assert agreement(rows) == {"annotated_runs": 3, "agent_accuracy": 1.0, "step_accuracy": 2 / 3}
