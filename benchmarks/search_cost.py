@@ -90,6 +90,12 @@ RACING_CALLS_IN_TRIALS = 50
 TRIAL_BUDGETS = [10, 25, 50, 100, 200]  # columns of the table, in full-set trials' worth
 #: `--cached-only`: assemble the table from the studies in the results cache, run none.
 CACHED_ONLY = {"value": False}
+#: `--reuse-committed`: per harness ("reference", "standin"), (run, seed) -> the row the
+#: committed JSON holds for a study whose code this branch did not change (peers and the kit's
+#: full-set TPE: racing's modules are not on their path). Each run label's first seed is run
+#: again and must give the same figures before any of its rows is reused.
+REUSE: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
+REUSED_FROM = {"value": ""}
 #: Racing's promotion rule (`--promotion`, tuning only): None = the spec's own default.
 PROMOTION: dict[str, str | None] = {"value": None}
 
@@ -387,6 +393,8 @@ def run_matrix(
         if (not only or f"{name}/{fidelity}" in only)
         and (kw.get("kind") != "gp" or seed < seeds[0] + GP_SEEDS)
     ]
+    standin = ctx.spec.harness == load_spec(STANDIN_SPEC).harness
+    _MATRIX["tag"] = "standin" if standin else "reference"
     _MATRIX.update(ctx=ctx, table=table, full_trials=full_trials, budgets=budgets,
                    racing_calls=racing_calls_in_trials, truth=truth)  # fmt: skip
     _MATRIX["key"] = {
@@ -395,6 +403,7 @@ def run_matrix(
         "promotion": PROMOTION["value"], "full_trials": full_trials,
         "racing_calls": racing_calls_in_trials, "budgets": budgets,
     }  # fmt: skip
+    verify_reuse(jobs)
     if CACHED_ONLY["value"]:  # assemble what earlier (partial, parallel) runs left in the cache
         jobs = [j for j in jobs if _cache_file(j).exists()]
     order = sorted(range(len(jobs)), key=lambda i: jobs[i][2] != "racing")
@@ -414,6 +423,45 @@ def run_matrix(
     return pd.DataFrame(rows), curves
 
 
+def load_reuse(path: Path) -> None:
+    """Fill `REUSE` from a committed search_cost.json (its per-seed rows, both harnesses)."""
+    got = json.loads(path.read_text())
+    parts = {"reference": got["per_seed"], "standin": got["slow_standin_harness"]["per_seed"]}
+    for tag, rows in parts.items():
+        REUSE[tag] = {(r["run"], int(r["seed"])): r for r in rows if r["run"] != DEFAULT}
+    REUSED_FROM["value"] = f"{path.relative_to(REPO)} at commit {_head_commit()}"
+
+
+def _head_commit() -> str:
+    import subprocess
+
+    out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True, check=False)  # fmt: skip
+    return out.stdout.strip() or "unknown"
+
+
+def verify_reuse(jobs: list[tuple[str, dict[str, Any], str, int]]) -> None:
+    """Run each reused label's first seed again on this code and stop unless its figures equal
+    the committed row's (GPSampler excepted: ~15 min a study; its full-set path is the one the
+    other peers verify, only Optuna's sampler differs)."""
+    committed = REUSE.get(_MATRIX["tag"], {})
+    checked: set[str] = set()
+    for job in jobs:
+        label, kw, _, seed = job
+        if label == DEFAULT or (label, seed) not in committed or label in checked:
+            continue
+        checked.add(label)
+        if kw.get("kind") == "gp":
+            continue
+        again, _ = _study_row_run(job)
+        old = committed[(label, seed)]
+        keys = [k for k in again if k.startswith(("ratio@", "calls_to_")) or k == "trials"]
+        diff = {k: (old.get(k), again[k]) for k in keys if old.get(k) != again[k]}
+        if diff:
+            raise SystemExit(f"--reuse-committed: {label} seed {seed} differs: {diff}")
+        print(f"  reuse check: {label} seed {seed} re-run on this code, same figures", flush=True)
+
+
 def _job_key(job: tuple[str, dict[str, Any], str, int]) -> dict[str, Any]:
     label, kw, fidelity, seed = job
     key = {**_MATRIX["key"], "label": label, "sampler": kw, "fidelity": fidelity, "seed": seed}
@@ -429,7 +477,12 @@ def _cache_file(job: tuple[str, dict[str, Any], str, int]) -> Path:
 def _study_row(job: tuple[str, dict[str, Any], str, int]) -> tuple[dict[str, Any], list[Any]]:
     label, kw, _fidelity, seed = job
     kit = kw.get("kind") == "tpe"
-    row, curve = ps.cached(_job_key(job), kit, lambda: _study_row_run(job))
+    committed = REUSE.get(_MATRIX["tag"], {})
+    if label != DEFAULT and (label, seed) in committed:
+        row, curve = dict(committed[(label, seed)]), []  # no curve kept: left out of the plot
+        row.update(from_cache=True, reused_from=REUSED_FROM["value"])
+    else:
+        row, curve = ps.cached(_job_key(job), kit, lambda: _study_row_run(job))
     top = max(b for b in _MATRIX["budgets"] if row[f"ratio@{b}"] is not None)
     print(
         f"  {label:32s} seed {seed}: {row['trials']} trials ({row['pruned']} pruned, "
@@ -566,6 +619,12 @@ def main(argv: list[str] | None = None) -> int:
         "--processes", type=int, default=1, help="studies run at once (figures are unchanged)"
     )
     parser.add_argument(
+        "--reuse-committed",
+        action="store_true",
+        help="take the peers' and the kit's full-set rows from the committed --out JSON "
+        "(after re-running each label's first seed to check them); run racing afresh",
+    )
+    parser.add_argument(
         "--standin-only",
         action="store_true",
         help="run only the stand-in part and store it in the existing --out JSON",
@@ -574,6 +633,8 @@ def main(argv: list[str] | None = None) -> int:
     PROMOTION["value"] = args.promotion
     GP_TRIALS["value"] = args.gp_trials
     CACHED_ONLY["value"] = args.cached_only
+    if args.reuse_committed:
+        load_reuse(Path(args.out))
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     if args.standin_only:
         out = Path(args.out)
@@ -773,11 +834,13 @@ def plot(curves: dict[str, list[list[float]]], truth: float, n_cases: int, path:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for label, runs in curves.items():
         ys = []
-        for run in runs:
+        for run in [r for r in runs if r]:  # a reused row has no curve
             arr = np.asarray(run)  # (cumulative calls, hypervolume so far), non-decreasing
             idx = np.searchsorted(arr[:, 0], grid, side="right") - 1
             y = np.where(idx >= 0, arr[np.maximum(idx, 0), 1] / truth, 0.0)
             ys.append(np.where(grid > arr[-1, 0], np.nan, y))  # past the run's budget
+        if not ys:
+            continue
         stack = np.vstack(ys)
         (line,) = ax.plot(grid / n_cases, np.nanmedian(stack, axis=0), label=label)
         ax.plot(grid / n_cases, np.nanmin(stack, axis=0), ":", color=line.get_color())

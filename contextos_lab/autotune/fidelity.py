@@ -64,6 +64,16 @@ class RacingSchedule(BaseModel):
         "the gate at a budget in trials, and pays more case evaluations for each)",
     )
 
+    promotion_min_gain: float = Field(
+        default=0.002,
+        ge=0.0,
+        lt=1.0,
+        description="with promotion estimated_gain: the least share of the feasible front's "
+        "hypervolume a config's point estimate must add to go on (0 = any gain). Stops the "
+        "configs near a noisy front that would be completed for a sliver "
+        "(benchmarks/search_cost.py, both harnesses)",
+    )
+
     @field_validator("stages")
     @classmethod
     def _increasing(cls, value: tuple[float, ...]) -> tuple[float, ...]:
