@@ -424,11 +424,20 @@ def run_matrix(
 
 
 def load_reuse(path: Path) -> None:
-    """Fill `REUSE` from a committed search_cost.json (its per-seed rows, both harnesses)."""
+    """Fill `REUSE` from a committed search_cost.json (its per-seed rows, both harnesses); the
+    default's rows only where its racing stages are still the ones the spec now gives."""
     got = json.loads(path.read_text())
-    parts = {"reference": got["per_seed"], "standin": got["slow_standin_harness"]["per_seed"]}
-    for tag, rows in parts.items():
-        REUSE[tag] = {(r["run"], int(r["seed"])): r for r in rows if r["run"] != DEFAULT}
+    standin = got["slow_standin_harness"]
+    parts = {
+        "reference": (got["per_seed"], got["racing_stage_sizes"], REPO / got["spec"]),
+        "standin": (standin["per_seed"], standin["racing_stage_sizes"], STANDIN_SPEC),
+    }
+    for tag, (rows, sizes, spec_path) in parts.items():
+        ctx = prepare(load_spec(spec_path))
+        same_stages = sizes == ctx.spec.racing.sizes(len(ctx.search))
+        REUSE[tag] = {
+            (r["run"], int(r["seed"])): r for r in rows if r["run"] != DEFAULT or same_stages
+        }
     REUSED_FROM["value"] = f"{path.relative_to(REPO)} at commit {_head_commit()}"
 
 
@@ -441,14 +450,14 @@ def _head_commit() -> str:
 
 
 def verify_reuse(jobs: list[tuple[str, dict[str, Any], str, int]]) -> None:
-    """Run each reused label's first seed again on this code and stop unless its figures equal
-    the committed row's (GPSampler excepted: ~15 min a study; its full-set path is the one the
-    other peers verify, only Optuna's sampler differs)."""
+    """Run each reused label's first seed again on this code; a label whose figures differ
+    from the committed row's is run afresh (GPSampler is not re-run: ~15 min a study; its
+    full-set path is the one the other peers check, only Optuna's sampler differs)."""
     committed = REUSE.get(_MATRIX["tag"], {})
     checked: set[str] = set()
     for job in jobs:
         label, kw, _, seed = job
-        if label == DEFAULT or (label, seed) not in committed or label in checked:
+        if (label, seed) not in committed or label in checked:
             continue
         checked.add(label)
         if kw.get("kind") == "gp":
@@ -458,8 +467,11 @@ def verify_reuse(jobs: list[tuple[str, dict[str, Any], str, int]]) -> None:
         keys = [k for k in again if k.startswith(("ratio@", "calls_to_")) or k == "trials"]
         diff = {k: (old.get(k), again[k]) for k in keys if old.get(k) != again[k]}
         if diff:
-            raise SystemExit(f"--reuse-committed: {label} seed {seed} differs: {diff}")
-        print(f"  reuse check: {label} seed {seed} re-run on this code, same figures", flush=True)
+            for key in [k for k in committed if k[0] == label]:
+                del committed[key]
+            print(f"  reuse check: {label} seed {seed} differs on this code {diff}: run afresh")
+        else:
+            print(f"  reuse check: {label} seed {seed} re-run on this code, same figures")
 
 
 def _job_key(job: tuple[str, dict[str, Any], str, int]) -> dict[str, Any]:
@@ -478,7 +490,7 @@ def _study_row(job: tuple[str, dict[str, Any], str, int]) -> tuple[dict[str, Any
     label, kw, _fidelity, seed = job
     kit = kw.get("kind") == "tpe"
     committed = REUSE.get(_MATRIX["tag"], {})
-    if label != DEFAULT and (label, seed) in committed:
+    if (label, seed) in committed:
         row, curve = dict(committed[(label, seed)]), []  # no curve kept: left out of the plot
         row.update(from_cache=True, reused_from=REUSED_FROM["value"])
     else:
