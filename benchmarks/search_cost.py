@@ -35,6 +35,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import math
 import multiprocessing
 import os
 import sys
@@ -463,13 +464,23 @@ def verify_reuse(jobs: list[tuple[str, dict[str, Any], str, int]]) -> None:
         again, _ = _study_row_run(job)
         old = committed[(label, seed)]
         keys = [k for k in again if k.startswith(("ratio@", "calls_to_")) or k == "trials"]
-        diff = {k: (old.get(k), again[k]) for k in keys if old.get(k) != again[k]}
+        diff = {k: (old.get(k), again[k]) for k in keys if not _same(old.get(k), again[k])}
         if diff:
             for key in [k for k in committed if k[0] == label]:
                 del committed[key]
             print(f"  reuse check: {label} seed {seed} differs on this code {diff}: run afresh")
         else:
             print(f"  reuse check: {label} seed {seed} re-run on this code, same figures")
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Equal up to the 10 digits the committed JSON keeps (pandas' to_json, which also writes
+    an infinite 'calls to' as null)."""
+    if old is None and isinstance(new, float) and math.isinf(new):
+        return True
+    if isinstance(old, int | float) and isinstance(new, int | float):
+        return old == new or abs(float(old) - float(new)) <= 1e-9 * max(1.0, abs(float(new)))
+    return old == new
 
 
 def _job_key(job: tuple[str, dict[str, Any], str, int]) -> dict[str, Any]:
