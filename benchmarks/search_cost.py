@@ -506,6 +506,9 @@ def _study_row(job: tuple[str, dict[str, Any], str, int]) -> tuple[dict[str, Any
     committed = REUSE.get(_MATRIX["tag"], {})
     if (label, seed) in committed:
         row, curve = dict(committed[(label, seed)]), []  # no curve kept: left out of the plot
+        for key in ("calls_to_0.95", "calls_to_0.99", "clairvoyant_to_0.95"):
+            if row.get(key) is None:  # the JSON writes an infinite 'calls to' as null
+                row[key] = float("inf")
         row.update(from_cache=True, reused_from=REUSED_FROM["value"])
     else:
         row, curve = ps.cached(_job_key(job), kit, lambda: _study_row_run(job))
