@@ -90,7 +90,8 @@ def test_one_policy_violation_proves_a_floor_breach() -> None:
 def test_racing_drops_on_evidence_and_completes_front_members_on_the_full_set(
     big_case_dir: Path,
 ) -> None:
-    ctx = racing_ctx(big_case_dir, sampler={"kind": "random", "seed": 3})
+    # a 30-case smoke stage (the default is 12, here 22 of 450): rounds inside it to stop in
+    ctx = racing_ctx(big_case_dir, racing={"min_cases": 30}, sampler={"kind": "random", "seed": 3})
     study = run_study(ctx, "memory", n_trials=40, progress=False)
     pruned = study.get_trials(states=(TrialState.PRUNED,))
     complete = study.get_trials(states=(TrialState.COMPLETE,))

@@ -67,6 +67,30 @@ def test_a_twin_of_a_front_member_is_not_promoted_and_a_better_config_is(
     assert not_promoted_reason(ctx, prefix, [], ref) is None
 
 
+def test_a_sliver_of_hypervolume_is_not_promoted_and_a_new_region_is(
+    big_case_dir: Path,
+) -> None:
+    """Not dominated is not enough: the estimated gain must be `promotion_min_gain` of the
+    front's hypervolume (the noisy stand-in's near-front configs), while a config that opens a
+    new trade-off goes on; at 0 any gain is promoted, as before."""
+    objectives = ("utility", "latency", "economics")
+    prefix = _cases(40, 0.5)
+    means = {"policy": 1.0, "safety": 1.0, "utility": 0.6, "latency": 210.0, "economics": 1.1}
+    ref = _reference(7, prefix, means)
+    front = [(np.array([means[n] for n in objectives]), ref)]
+    # a hair cheaper than the front member and otherwise the same: not dominated, tiny gain
+    sliver = prefix.assign(economics=prefix["economics"] - 0.001)
+    # much cheaper and a little less useful: a new region of the trade-off
+    region = prefix.assign(economics=prefix["economics"] - 0.8, utility=prefix["utility"] * 0.9)
+    strict = racing_ctx(big_case_dir, racing={"promotion_min_gain": 0.01})
+    assert [e.value for e in strict.spec.objectives] == list(objectives)
+    why = not_promoted_reason(strict, sliver, front, ref)
+    assert why is not None and why.startswith("not promoted") and "(< 1.000%)" in why
+    assert not_promoted_reason(strict, region, front, ref) is None
+    anything = racing_ctx(big_case_dir, racing={"promotion_min_gain": 0.0})
+    assert not_promoted_reason(anything, sliver, front, ref) is None
+
+
 def test_only_the_samplers_own_configs_stop_on_the_point_estimate(big_case_dir: Path) -> None:
     study = optuna.create_study()
     study.enqueue_trial({}, user_attrs={"proposer": {"by": "a reviewer"}})
