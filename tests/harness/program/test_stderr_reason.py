@@ -37,7 +37,7 @@ def test_node_and_python_crashes_name_their_exception() -> None:
 # line is the one a harness writer needs; a warning before it must not win.
 SHAPES: dict[str, tuple[str, str]] = {
     "node_plain_error": (
-        "[eval]:1\nfunction f(){throw new Error(\"model not configured\")} f()\n"
+        '[eval]:1\nfunction f(){throw new Error("model not configured")} f()\n'
         "             ^\n\nError: model not configured\n    at f ([eval]:1:20)\n\n"
         "Node.js v20.20.2",
         "Error: model not configured",
@@ -48,15 +48,14 @@ SHAPES: dict[str, tuple[str, str]] = {
         "AssertionError [ERR_ASSERTION]: no seed",
     ),
     "python_chained": (
-        "Traceback (most recent call last):\n  File \"/srv/h.py\", line 9, in <module>\n"
+        'Traceback (most recent call last):\n  File "/srv/h.py", line 9, in <module>\n'
         "    run()\njson.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n\n"
         "During handling of the above exception, another exception occurred:\n\n"
         "RuntimeError: bad request",
         "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
     ),
     "ruby": (
-        "h.rb:4:in 'Integer#/': divided by 0 (ZeroDivisionError)\n"
-        "\tfrom h.rb:4:in '<main>'",
+        "h.rb:4:in 'Integer#/': divided by 0 (ZeroDivisionError)\n\tfrom h.rb:4:in '<main>'",
         "h.rb:4:in 'Integer#/': divided by 0 (ZeroDivisionError)",
     ),
     "ruby_namespaced": (
