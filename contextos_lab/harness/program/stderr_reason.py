@@ -7,7 +7,8 @@ so the last line hides the cause. Two tiers of lines say why:
   later): Python/Node/Java/C# exception lines (`KeyError: 'x'`, `Error: ...`,
   `TypeError [ERR_X]: ...`, `Exception in thread "main" ...`, `Unhandled exception. ...`),
   Ruby's `file.rb:3:in 'm': message (NoMethodError)`, Go's `panic:` / `fatal error:`, Rust's
-  `thread 'main' panicked at`, PHP's `PHP Fatal error:`, and any `error:` / `fatal:` header;
+  `thread 'main' panicked at`, PHP's `PHP Fatal error:`, and any `error:` / `fatal:` header,
+  bare or after a tool's name (`jq: error (at <stdin>:0): ...`);
 * a line that *locates* a failure, last one wins (warnings come before the fatal one): Perl's
   `die` (`message at harness.pl line 12.`), a shell's `harness.sh: line 5: x: unbound variable`
   or `bash: x: command not found`, awk's `awk: cmd. line:1: ...`.
@@ -26,6 +27,7 @@ _NAMES_ERROR = re.compile(
     r"^\s*(?:Uncaught\s+)?(?:[A-Za-z_][\w$]*\.)*[A-Za-z_$][\w$]*(?:Error|Exception|Exit|Fault)"
     r"(?:\s\[[^\]]*\])?(?::|$)"
     r"|^\s*(?:PHP\s+)?(?:panic|fatal error|fatal|parse error|error)(?:\[\w+\])?:"
+    r"|^[\w./-]+: (?:fatal )?error\b"
     r"|^\s*Exception in thread\b"
     r"|^\s*Unhandled exception\b"
     r"|^thread '.*' panicked at"

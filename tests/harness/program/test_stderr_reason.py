@@ -112,6 +112,10 @@ SHAPES: dict[str, tuple[str, str]] = {
         "awk: cannot open /srv/k.txt (No such file or directory)\nhalf a line",
         "awk: cannot open /srv/k.txt (No such file or directory)",
     ),
+    "jq_in_a_shell_harness": (
+        "jq: error (at <stdin>:0): Cannot index number with \"case_id\"\nh.sh: line 4: done",
+        'jq: error (at <stdin>:0): Cannot index number with "case_id"',
+    ),
     "gawk": (
         "gawk: h.awk:3: fatal: division by zero attempted",
         "gawk: h.awk:3: fatal: division by zero attempted",
