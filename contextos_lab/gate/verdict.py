@@ -247,7 +247,10 @@ def _unscored_note(
 
 def _paired_cases(metric: str, baseline: pd.DataFrame, candidate: pd.DataFrame) -> int:
     """How many paired differences the metric's test should see: every case, or for latency and
-    cost the cases both sides answered (as `_answered_pairs` chooses them)."""
+    cost the cases both sides answered (as `_answered_pairs` chooses them), for policy the
+    cases it scored (`_policy_pairs`)."""
+    if metric == "policy":
+        return int((baseline[metric].notna() & candidate[metric].notna()).sum())
     if metric not in UNMEASURED:
         return len(baseline)
     b, _ = _answered_pairs(baseline[metric], candidate[metric])
@@ -358,13 +361,13 @@ def decide(
     adjusted = dict(zip(all_tests, holm_adjust(raw), strict=True))
     decisions = []
     for cid, tests in all_tests.items():
-        frame = candidates[cid].reindex(baseline.index)
+        frame, base = candidates[cid].reindex(baseline.index), bases[cid]
         target = next(t for t in tests if t.metric == target_name)
         breaches = _breaches(tests, frame, guardrails, alpha)
         improves = _improves(target.delta, target_direction)
         required_n = None
         blocked = _not_computable(
-            target, gaps_of[cid], _paired_cases(target_name, baseline, frame)
+            target, gaps_of[cid], _paired_cases(target_name, base, frame)
         )
         if breaches:
             verdict: Verdict = "regression"
@@ -383,11 +386,11 @@ def decide(
         elif improves:
             verdict = "underpowered"
             diff = (
-                _binary_view(target_name, frame) - _binary_view(target_name, baseline)
+                _binary_view(target_name, frame) - _binary_view(target_name, base)
                 if target.outcome == "binary"
-                else frame[target_name].to_numpy(float) - baseline[target_name].to_numpy(float)
+                else frame[target_name].to_numpy(float) - base[target_name].to_numpy(float)
             )
-            diff = diff[~np.isnan(diff)]  # latency/cost: answered pairs only
+            diff = diff[~np.isnan(diff)]  # latency/cost: answered pairs; policy: scored ones
             # Holm's strictest step compares the smallest p with alpha/m: size for that.
             m = len(candidates)
             required_n, how = sample_size(diff, alpha=level / m)
