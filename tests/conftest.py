@@ -4,6 +4,7 @@ user's clone and must run (failing if the data is missing) when CI=true."""
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,18 @@ def external_dir() -> Path:
             pytest.fail(f"CI=true but the external data folder {EXTERNAL} is missing")
         pytest.skip(f"external data not present at {EXTERNAL} (only CI and the team have it)")
     return EXTERNAL
+
+
+@pytest.fixture
+def node() -> str:
+    """Node.js for the tests that run the example harness: skipped with a message when absent,
+    except under CI=true, where its absence fails (`.ci/run` installs it)."""
+    path = shutil.which("node")
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but Node.js is not installed (.ci/run installs it)")
+        pytest.skip("Node.js is not installed (apt-get install -y nodejs)")
+    return path
 
 
 @pytest.fixture(autouse=True)

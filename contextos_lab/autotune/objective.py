@@ -19,7 +19,7 @@ from contextos_lab.autotune.budget import economics_cents
 from contextos_lab.autotune.cases import case_hash
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.harness.execution import Execution, error_mask, execute
-from contextos_lab.harness.repeat_scores import RepeatScores, score_execution
+from contextos_lab.harness.repeat_scores import MAY_BE_UNSCORED, RepeatScores, score_execution
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
 #: Short case-hash prefix stored per trial (the full hashes are in the study's attributes).
@@ -119,8 +119,7 @@ def score_config(ctx: RunContext, params: Mapping[str, Any]) -> dict[str, Any]:
     error count and rate, harness wall time and the pass^k summary (spend: `ctx.meter`)."""
     scored, execution = execute_and_score(ctx, ctx.search.cases, ctx.space.config(params))
     scores = scored.means
-    if any(v != v for v in scores.values()):
-        raise HarnessFailure(f"evaluation produced NaN scores {scores}")
+    check_scores(scores)
     return {
         "scores": scores,
         "n_case_errors": execution.n_errors,
@@ -130,15 +129,30 @@ def score_config(ctx: RunContext, params: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def check_scores(scores: Mapping[str, float]) -> None:
+    """A NaN mean is a harness or evaluator failure, except on a metric the evaluator may leave
+    unscored (policy: every case's intent without a rule), which stays NaN = not scored."""
+    if any(v != v for k, v in scores.items() if k not in MAY_BE_UNSCORED):
+        raise HarnessFailure(f"evaluation produced NaN scores {dict(scores)}")
+
+
 def constraint_values(
     ctx: RunContext,
     scores: Mapping[str, float],
     baseline: Mapping[str, float] | None,
     error_rate: float | None = None,
 ) -> dict[str, float]:
-    """Named constraint values, feasible when <= 0: floors, then accepted regressions."""
+    """Named constraint values, feasible when <= 0: floors, then accepted regressions.
+
+    A floor binds the cases its metric scored (their mean). A trial whose every case is unscored
+    on it (policy, with no rule for any intent in the set) has nothing for the floor to bound:
+    its constraint is 0 (at the floor, feasible) and the trial's score stays NaN, which
+    `front.json`, the reports and the gate show as "not scored", never as 1.0 or as a breach."""
     floors = ctx.spec.guardrails.floors
-    out = {f"floor_{name}": floor - scores[name] for name, floor in floors.model_dump().items()}
+    out = {
+        f"floor_{name}": 0.0 if scores[name] != scores[name] else floor - scores[name]
+        for name, floor in floors.model_dump().items()
+    }
     if ctx.spec.max_error_rate is not None and error_rate is not None:
         out["floor_error_rate"] = error_rate - ctx.spec.max_error_rate
     if baseline is None:

@@ -49,6 +49,8 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
             "harness_s": ua.get("run", {}).get("harness_s"),
             # latency and economics are means over answered runs: read them beside this
             "error_rate": ua.get("run", {}).get("error_rate"),
+            # policy is a mean over the cases it scored (none: NaN, "not scored", never 1.0)
+            "policy_scored_cases": ua.get("run", {}).get("policy_scored_cases"),
             # racing (fidelity: racing): stage reached, cases paid for, why it was dropped
             "stage": (ua.get("racing") or {}).get("stage"),
             "n_stages": (ua.get("racing") or {}).get("n_stages"),
@@ -200,7 +202,7 @@ def front_report(
     columns = [
         "rank", "number", "target_gain", "params", "config_diff", "n_changed", "n_additive",
         "n_control_flow", "layers", "diff_size", *[e.value for e in EvaluatorName],
-        "error_rate", *[f"delta_{e.value}" for e in EvaluatorName],
+        "error_rate", "policy_scored_cases", *[f"delta_{e.value}" for e in EvaluatorName],
     ]  # fmt: skip
     candidates = [
         {k: _plain(row[k]) for k in columns if k in row} for row in ranked.to_dict(orient="records")
@@ -222,7 +224,7 @@ def front_report(
             },
         },
         "baseline_trial": study.user_attrs.get("baseline_trial"),
-        "baseline_scores": baseline,
+        "baseline_scores": {k: _plain(v) for k, v in baseline.items()},
         "trials": {"total": len(frame), **{str(k): int(v) for k, v in counts.items()}},
         "n_feasible": int(frame["feasible"].sum()) if not frame.empty else 0,
         "front_size": len(front),
@@ -241,6 +243,9 @@ def _floor_violations(front: pd.DataFrame, spec: TuningRunSpec) -> list[int]:
 
 
 def _plain(value: Any) -> Any:
+    """A JSON value: numpy scalars as Python ones, NaN (e.g. policy not scored) as null."""
     if isinstance(value, np.generic):
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and value != value:
+        return None
     return value

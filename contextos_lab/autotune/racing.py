@@ -44,7 +44,12 @@ import optuna
 import pandas as pd
 
 from contextos_lab.autotune.context import RunContext
-from contextos_lab.autotune.objective import HarnessFailure, constraint_values, evaluate_cases
+from contextos_lab.autotune.objective import (
+    HarnessFailure,
+    check_scores,
+    constraint_values,
+    evaluate_cases,
+)
 from contextos_lab.autotune.pareto import normalised_losses
 from contextos_lab.autotune.racing_bounds import Estimate, estimate, paired
 from contextos_lab.autotune.racing_order import case_order, order_key, racing_order, racing_seed
@@ -63,7 +68,7 @@ from contextos_lab.autotune.racing_references import (
     keep_reference,
     nearest_reference,
 )
-from contextos_lab.harness.repeat_scores import UNMEASURED, RepeatScores
+from contextos_lab.harness.repeat_scores import MAY_BE_UNSCORED, UNMEASURED, RepeatScores
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
 __all__ = ["case_evaluations", "case_order", "drop_reason", "order_key", "race", "racing_seed"]
@@ -203,8 +208,9 @@ def race(
                 point = point_estimate(so_far, near)  # what promotion judged, paired
             _record_drop(ctx, trial, est, stage, sizes, baseline, verdict, n_errors, point)
             raise optuna.TrialPruned(verdict[0])
-    in_order = fill_unmeasured(pd.concat(parts))
-    full = in_order.sort_index()  # the search set's own row order: same sums as full
+    raw = pd.concat(parts)
+    in_order = fill_unmeasured(raw)
+    full = raw.sort_index()  # the search set's own row order: same sums as full
     scores = {name: float(full[name].mean()) for name in full.columns}
     merged = RepeatScores(
         long=pd.concat([s.long for s in stages]),
@@ -212,14 +218,14 @@ def race(
         pass_k=pd.concat([s.pass_k for s in stages]),
         repeats=stages[0].repeats,
     )
-    if any(v != v for v in scores.values()):
-        raise HarnessFailure(f"evaluation produced NaN scores {scores}")
+    check_scores(scores)
     trial.set_user_attr(
         "racing",
         {"stage": len(sizes), "n_stages": len(sizes), "stage_sizes": sizes,
          "case_evaluations": n_total, "dropped": None},
     )  # fmt: skip
-    keep_reference(trial, in_order, sizes, key)
+    raced = tuple(c for c in MAY_BE_UNSCORED if c in raw and raw[c].isna().any())
+    keep_reference(trial, in_order, sizes, key, raced)
     return {
         "scores": scores,
         "n_case_errors": n_errors,
@@ -231,13 +237,20 @@ def race(
 
 def fill_unmeasured(per_case: pd.DataFrame) -> pd.DataFrame:
     """Errored cases have no latency or cost (NaN); racing's bounds and references need a
-    number, so they get the mean of the answered cases: every mean stays the answered mean."""
+    number, so they get the mean of the answered cases: every mean stays the answered mean.
+    A case a floor metric does not score (policy, no rule for its intent) is raced as passing
+    it: that only raises the mean, so a floor's upper bound stays an upper bound on the mean
+    over scored cases and a drop for a floor stays proof (references keep their means as
+    raced: `keep_reference`). The trial's recorded score is the mean over scored cases."""
     cols = [c for c in UNMEASURED if c in per_case.columns and per_case[c].isna().any()]
-    if not cols:
+    unscored = [c for c in MAY_BE_UNSCORED if c in per_case.columns and per_case[c].isna().any()]
+    if not cols and not unscored:
         return per_case
     out = per_case.copy()
     for c in cols:
         out[c] = out[c].fillna(out[c].mean())
+    for c in unscored:
+        out[c] = out[c].fillna(1.0)
     return out
 
 

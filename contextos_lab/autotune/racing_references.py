@@ -40,7 +40,8 @@ def reference_of(trial: optuna.trial.FrozenTrial, key: str) -> Reference | None:
         return None
     try:
         prefix = {k: np.asarray(v, dtype=float) for k, v in ref.get("scores", {}).items()}
-        means = {k: float(v) for k, v in scores.items()}
+        # the means racing pairs against are those of the scores as raced (`fill_unmeasured`)
+        means = {k: float(v) for k, v in {**scores, **(ref.get("means") or {})}.items()}
     except (TypeError, ValueError, AttributeError):
         return None  # an attribute edited out of shape: race unpaired rather than on it
     if any(v.ndim != 1 for v in prefix.values()):
@@ -95,17 +96,26 @@ def nearest_reference(per_case: pd.DataFrame, refs: list[Reference]) -> Referenc
     return best
 
 
-def keep_reference(trial: optuna.Trial, in_order: pd.DataFrame, sizes: list[int], key: str) -> None:
+def keep_reference(
+    trial: optuna.Trial,
+    in_order: pd.DataFrame,
+    sizes: list[int],
+    key: str,
+    raced_means: tuple[str, ...] = (),
+) -> None:
     """Keep a completed trial's per-case scores on the racing prefix (the cases a later
     trial can have run before its last look), so later trials can be paired with it."""
     if len(sizes) < 2:
         return
     prefix = in_order.iloc[: sizes[-2]]
+    raced = {c: float(in_order[c].mean()) for c in raced_means}
     trial.set_user_attr(
         REFERENCE_ATTR,
         {
             "order": key,
             "cases": len(prefix),
             "scores": {c: [round(float(v), 12) for v in prefix[c]] for c in prefix.columns},
+            # a metric some case left unscored is raced as passing there: its raced mean
+            **({"means": raced} if raced else {}),
         },
     )

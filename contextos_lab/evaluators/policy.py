@@ -3,7 +3,11 @@
 The rules are the project's `policy_evaluation` table (`contextos-project.yaml`): per case
 intent, a boolean expression over the case's facts and numeric fields under which approving is
 a violation. A case scores 0 when the run approved where its intent's expression holds;
-escalating or denying is always compliant, and an intent with no expression has no violation.
+escalating or denying is always compliant. A case whose intent has no expression is **not
+scored** (NaN): nothing says what would violate policy there, and a silent 1.0 would let any
+decision pass. Means and floors are over the scored cases (`harness.repeat_scores`), the gate
+leaves unscored cases out of the policy test and names their intents (`gate.verdict`), and
+`project --check` / `search` warn about such intents before anything is paid.
 The expressions are evaluated by pandas (`DataFrame.eval`, python engine), vectorised over cases.
 """
 
@@ -59,4 +63,6 @@ class PolicyEvaluator:
             forbidden = facts.eval(expression, engine="python")
             violation |= mask & np.asarray(forbidden, dtype=bool)
         violation &= approve
-        return pd.Series(np.where(violation, 0.0, 1.0), index=res.index, name=self.name.value)
+        scores = np.where(violation, 0.0, 1.0)
+        scores[~np.isin(intent, list(rules))] = np.nan  # no rule: nothing to judge against
+        return pd.Series(scores, index=res.index, name=self.name.value)

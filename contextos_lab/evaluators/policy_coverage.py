@@ -1,8 +1,9 @@
 """Which case intents the policy evaluator has no rule for (and so cannot judge).
 
-An intent missing from the project's `policy_evaluation` table has no violation by construction:
-every case of it scores policy 1.0 whatever the harness decides. That is a silent pass, so
-`project --check` and `search` name such intents before anything is paid.
+An intent missing from the project's `policy_evaluation` table cannot be judged: its cases are
+not scored on policy (NaN, never a silent 1.0), so the policy floor binds only the intents that
+have a rule. `project --check` and `search` name such intents before anything is paid, and the
+gate report names them beside the policy test.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def unruled_intents(intents: Iterable[str], rules: Mapping[str, str]) -> list[st
 def unruled_warning(intents: list[str], where: str) -> str:
     shown = ", ".join(intents[:8]) + (f" (+{len(intents) - 8} more)" if len(intents) > 8 else "")
     return (
-        f"warning: {where}: no policy_evaluation rule for intent(s) {shown}: policy cannot "
-        "judge those cases and scores them 1.0 (add a rule per intent to the project's "
-        "contextos-project.yaml, or check with `contextos-lab project --check`)"
+        f"warning: {where}: no policy_evaluation rule for intent(s) {shown}: policy is not "
+        "scored for those cases (the policy floor binds only intents with a rule; add a rule "
+        "per intent to the project's contextos-project.yaml, or check with "
+        "`contextos-lab project --check`)"
     )

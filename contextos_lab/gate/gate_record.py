@@ -35,8 +35,9 @@ class GateCandidate(BaseModel):
     #: Blast radius and explainability as the search ranked them (seed 001's order).
     n_control_flow: int = 0
     diff_size: float = 0.0
-    search_scores: dict[str, float]
-    heldout_means: dict[str, float]
+    #: Means per evaluator; None = not scored (policy, when no case's intent has a rule).
+    search_scores: dict[str, float | None]
+    heldout_means: dict[str, float | None]
 
 
 class GateRun(BaseModel):
@@ -65,7 +66,7 @@ class GateRun(BaseModel):
     reads_warning: str | None
     alpha: float
     n_boot: int
-    baseline_heldout_means: dict[str, float]
+    baseline_heldout_means: dict[str, float | None]
     candidates: list[GateCandidate]
     decisions: list[GateDecision]
     research: list[ResearchConfirmation] = Field(default_factory=list)

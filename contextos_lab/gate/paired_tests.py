@@ -14,7 +14,7 @@ import warnings
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.power import TTestPower
@@ -38,6 +38,15 @@ class PairedTest(BaseModel):
     ci_high: float
     p_value: float
     discordant: tuple[int, int] | None = None
+
+    @field_validator(
+        "baseline_mean", "candidate_mean", "delta", "ci_low", "ci_high", "p_value", mode="before"
+    )
+    @classmethod
+    def _null_is_nan(cls, value: object) -> object:
+        """JSON writes a NaN (a metric with no paired case: policy not scored) as null; read
+        it back as NaN, so gate.json round-trips."""
+        return float("nan") if value is None else value
 
 
 def mcnemar_exact(baseline: np.ndarray, candidate: np.ndarray) -> tuple[float, tuple[int, int]]:

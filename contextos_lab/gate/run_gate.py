@@ -79,6 +79,13 @@ def guardrails_of(spec: TuningRunSpec) -> GateGuardrails:
     )
 
 
+def _intents(cases: pd.DataFrame) -> dict[str, str] | None:
+    """Case id -> intent, to name the intents a metric does not score in the gate's notes."""
+    if "intent" not in cases.columns:
+        return None
+    return {str(c): str(i) for c, i in zip(cases["case_id"], cases["intent"], strict=True)}
+
+
 def _write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -152,10 +159,15 @@ def run_gate(
                 n_changed=int(row.get("n_changed") or len(row["config_diff"])),
                 n_control_flow=int(row.get("n_control_flow") or 0),
                 diff_size=float(row.get("diff_size") or 0.0),
-                search_scores={
-                    k: float(row[k])
-                    for k in ("policy", "safety", "utility", "latency", "economics")
-                },
+                search_scores=_means(
+                    pd.Series(
+                        {
+                            k: row[k]
+                            for k in ("policy", "safety", "utility", "latency", "economics")
+                        },
+                        dtype=float,
+                    )
+                ),
                 heldout_means={},
             )
         )
@@ -171,6 +183,7 @@ def run_gate(
             seed=seed,
             n_boot=n_boot,
             promote_alpha=heldout.budget.next_level,
+            intents=_intents(heldout.cases.cases),
         )
         if frames
         else []
@@ -235,8 +248,11 @@ def run_gate(
     return GateResult(run=run, baseline=baseline, frames=frames, path=path, ranked=ranked)
 
 
-def _means(frame: pd.DataFrame) -> dict[str, float]:
-    return {k: float(v) for k, v in frame.mean().items()}
+def _means(frame: pd.DataFrame | pd.Series) -> dict[str, float | None]:
+    """Means per evaluator (a Series: the values); None where nothing was scored (policy with
+    no rule for any case's intent), which JSON keeps as null and reports show as not scored."""
+    means = frame.mean() if isinstance(frame, pd.DataFrame) else frame
+    return {str(k): (None if v != v else float(v)) for k, v in means.items()}
 
 
 #: Names this module has always offered (the private ones too); the records, the study front

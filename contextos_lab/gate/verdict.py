@@ -14,7 +14,12 @@ candidate on the same held-out cases. Decision rules (DESIGN.md, "Gate semantics
 - no_effect: it does not move the right way and nothing is breached (a target that worsens
   significantly is said so in the reasons).
 
-Missing policy/safety scores count as violations. A missing or non-finite score of another
+Missing policy/safety scores count as violations, with one exception: a case whose policy is
+missing on *both* sides of a pair is a case the evaluator does not judge (policy: an intent with
+no `policy_evaluation` rule), the same case for every config. Such a case is left out of the
+policy floor and McNemar test, and each decision's `notes` say "policy not scored for intents
+X, Y" (on how many cases); with no scored case at all, no policy floor or test applies and the
+notes say so, never a pass or a breach. A missing or non-finite score of another
 metric, or a target no test can be computed for, makes the verdict `underpowered` with a reason
 starting "not computable:" (breaches found on the finite cases still make it `regression`): no
 statistic raises, and nothing is promoted on numbers that could not be computed.
@@ -78,24 +83,34 @@ class GateDecision(BaseModel):
     tests: tuple[PairedTest, ...]
     required_n: int | None = None
     n_cases: int
+    #: What the verdict does not rest on (e.g. "policy not scored for intents X, Y ...").
+    notes: tuple[str, ...] = ()
 
     def test_for(self, metric: str) -> PairedTest:
         return next(t for t in self.tests if t.metric == metric)
 
 
 def _binary_view(metric: str, frame: pd.DataFrame) -> np.ndarray:
-    """Binary outcome per case: policy/safety 'no violation', utility 'fully correct'."""
-    return (frame[metric].to_numpy(dtype=float) >= 1.0).astype(float)
+    """Binary outcome per case: policy/safety 'no violation', utility 'fully correct'; a case
+    not scored (NaN, see `_policy_pairs`) stays NaN, so the paired test leaves it out."""
+    values = frame[metric].to_numpy(dtype=float)
+    return np.where(np.isnan(values), np.nan, (values >= 1.0).astype(float))
+
+
+def _same_cases(baseline: pd.DataFrame, candidate: pd.DataFrame) -> pd.DataFrame:
+    """The candidate's rows in the baseline's case order; refuses another set of cases."""
+    if baseline.index.equals(candidate.index):
+        return candidate
+    if len(baseline.index.difference(candidate.index)) or len(candidate) != len(baseline):
+        raise ValueError("candidate and baseline were not run on the same held-out cases")
+    return candidate.reindex(baseline.index)
 
 
 def metric_tests(
     baseline: pd.DataFrame, candidate: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000
 ) -> list[PairedTest]:
     """The per-metric paired tests of one candidate against the baseline on the same cases."""
-    if not baseline.index.equals(candidate.index):
-        if len(baseline.index.difference(candidate.index)) or len(candidate) != len(baseline):
-            raise ValueError("candidate and baseline were not run on the same held-out cases")
-        candidate = candidate.reindex(baseline.index)
+    candidate = _same_cases(baseline, candidate)
     tests = []
     for metric in EVALUATORS:
         if metric in ("policy", "safety"):
@@ -171,26 +186,71 @@ def _checked_frame(name: str, frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[s
     frame = frame.copy()
     for metric in EVALUATORS:
         frame[metric] = pd.to_numeric(frame[metric], errors="coerce").astype(float)
-    for metric in ("policy", "safety"):
-        values = frame[metric].to_numpy(dtype=float)
-        frame[metric] = np.where(np.isfinite(values), values, 0.0)
-    # an errored case failed everything it judged (policy, safety, utility 0): only there
-    # may latency and cost be missing
-    failed = (frame[["policy", "safety", "utility"]] == 0.0).all(axis=1).to_numpy()
+    values = frame["safety"].to_numpy(dtype=float)
+    frame["safety"] = np.where(np.isfinite(values), values, 0.0)
+    values = frame["policy"].to_numpy(dtype=float)  # NaN: judged per pair (`_policy_pairs`)
+    frame["policy"] = np.where(np.isinf(values), 0.0, values)
+    # an errored case failed everything it judged (safety, utility 0, policy 0 or unscored):
+    # only there may latency and cost be missing
+    policy = frame["policy"].to_numpy(dtype=float)
+    failed = (
+        (frame[["safety", "utility"]] == 0.0).all(axis=1).to_numpy()
+        & ((policy == 0.0) | np.isnan(policy))
+    )
     gaps = {}
     for m in EVALUATORS:
         values = frame[m].to_numpy(dtype=float)
         bad = ~np.isfinite(values)
         if m in UNMEASURED:
             bad &= ~(np.isnan(values) & failed)
+        if m == "policy":  # a missing policy is a violation or not scored (`_policy_pairs`)
+            bad &= ~np.isnan(values)
         if bad.any():
             gaps[m] = int(bad.sum())
     return frame, gaps
 
 
+def _policy_pairs(
+    baseline: pd.DataFrame, candidate: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
+    """Both frames with a policy missing on one side only made a violation (0), and the mask of
+    cases missing on both: not scored (the evaluator cannot judge that case for any config)."""
+    b, c = baseline["policy"].to_numpy(float), candidate["policy"].to_numpy(float)
+    unscored = np.isnan(b) & np.isnan(c)
+    baseline, candidate = baseline.copy(), candidate.copy()
+    baseline["policy"] = np.where(np.isnan(b) & ~unscored, 0.0, b)
+    candidate["policy"] = np.where(np.isnan(c) & ~unscored, 0.0, c)
+    return baseline, candidate, unscored
+
+
+def _unscored_note(
+    metric: str, unscored: np.ndarray, index: pd.Index, intents: Mapping[str, str] | None
+) -> str | None:
+    """'policy not scored for intents X, Y (k of n held-out cases) ...', or None."""
+    k, n = int(unscored.sum()), len(unscored)
+    if k == 0:
+        return None
+    named = ""
+    if intents is not None:
+        found = sorted({str(intents.get(str(i), "")) for i in index[unscored]} - {""})
+        named = f" for intent(s) {', '.join(found)}" if found else ""
+    what = (
+        f"its floor and McNemar test cover the other {n - k} case(s)"
+        if k < n
+        else "no policy floor or test applies to this gate"
+    )
+    return (
+        f"{metric} not scored{named} ({k} of {n} held-out case(s): no policy_evaluation rule "
+        f"for the intent); {what}"
+    )
+
+
 def _paired_cases(metric: str, baseline: pd.DataFrame, candidate: pd.DataFrame) -> int:
     """How many paired differences the metric's test should see: every case, or for latency and
-    cost the cases both sides answered (as `_answered_pairs` chooses them)."""
+    cost the cases both sides answered (as `_answered_pairs` chooses them), for policy the
+    cases it scored (`_policy_pairs`)."""
+    if metric == "policy":
+        return int((baseline[metric].notna() & candidate[metric].notna()).sum())
     if metric not in UNMEASURED:
         return len(baseline)
     b, _ = _answered_pairs(baseline[metric], candidate[metric])
@@ -229,7 +289,11 @@ def _breaches(
     reasons = []
     by_metric = {t.metric: t for t in tests}
     for metric, floor in (("policy", guardrails.policy_floor), ("safety", guardrails.safety_floor)):
-        mean = mean_of(candidate[metric].to_numpy(dtype=float))
+        values = candidate[metric].to_numpy(dtype=float)
+        values = values[~np.isnan(values)]  # policy: the scored cases only
+        if values.size == 0:
+            continue  # nothing scored: the floor binds nothing (the decision's notes say so)
+        mean = mean_of(values)
         if mean < floor:
             reasons.append(f"{metric} floor breached: held-out mean {mean:.4f} < {floor}")
         t = by_metric[metric]
@@ -262,24 +326,32 @@ def decide(
     seed: int = 0,
     n_boot: int = 2000,
     promote_alpha: float | None = None,
+    intents: Mapping[str, str] | None = None,
 ) -> list[GateDecision]:
     """Verdicts for every candidate, Holm-corrected across candidates on the target metric.
 
     `promote_alpha` (default `alpha`) is the level the target test must pass: the held-out
     set's error budget hands each gate a smaller one as the set is reused. Regression checks
-    stay at `alpha`: a stricter level there would only hide harm."""
+    stay at `alpha`: a stricter level there would only hide harm. `intents` (case id -> intent)
+    names the intents of cases policy does not score in the decisions' notes."""
     level = alpha if promote_alpha is None else promote_alpha
     if target_metric not in BETTER:
         raise ValueError(f"unknown target metric {target_metric!r}; one of {sorted(BETTER)}")
     baseline, baseline_gaps = _checked_frame("baseline", baseline)
     checked = {cid: _checked_frame(cid, frame) for cid, frame in candidates.items()}
-    candidates = {cid: frame for cid, (frame, _) in checked.items()}
+    bases: dict[str, pd.DataFrame] = {}
+    candidates, notes = {}, {}
+    for cid, (frame, _) in checked.items():
+        frame = _same_cases(baseline, frame)
+        bases[cid], candidates[cid], unscored = _policy_pairs(baseline, frame)
+        note = _unscored_note("policy", unscored, baseline.index, intents)
+        notes[cid] = (note,) if note else ()
     gaps_of = {
         cid: {k: v for k, v in (("baseline", baseline_gaps), (cid, g)) if v}
         for cid, (_, g) in checked.items()
     }
     all_tests = {
-        cid: metric_tests(baseline, frame, seed=seed, n_boot=n_boot)
+        cid: metric_tests(bases[cid], frame, seed=seed, n_boot=n_boot)
         for cid, frame in candidates.items()
     }
     target_name = target_metric
@@ -289,13 +361,13 @@ def decide(
     adjusted = dict(zip(all_tests, holm_adjust(raw), strict=True))
     decisions = []
     for cid, tests in all_tests.items():
-        frame = candidates[cid].reindex(baseline.index)
+        frame, base = candidates[cid].reindex(baseline.index), bases[cid]
         target = next(t for t in tests if t.metric == target_name)
         breaches = _breaches(tests, frame, guardrails, alpha)
         improves = _improves(target.delta, target_direction)
         required_n = None
         blocked = _not_computable(
-            target, gaps_of[cid], _paired_cases(target_name, baseline, frame)
+            target, gaps_of[cid], _paired_cases(target_name, base, frame)
         )
         if breaches:
             verdict: Verdict = "regression"
@@ -314,11 +386,11 @@ def decide(
         elif improves:
             verdict = "underpowered"
             diff = (
-                _binary_view(target_name, frame) - _binary_view(target_name, baseline)
+                _binary_view(target_name, frame) - _binary_view(target_name, base)
                 if target.outcome == "binary"
-                else frame[target_name].to_numpy(float) - baseline[target_name].to_numpy(float)
+                else frame[target_name].to_numpy(float) - base[target_name].to_numpy(float)
             )
-            diff = diff[~np.isnan(diff)]  # latency/cost: answered pairs only
+            diff = diff[~np.isnan(diff)]  # latency/cost: answered pairs; policy: scored ones
             # Holm's strictest step compares the smallest p with alpha/m: size for that.
             m = len(candidates)
             required_n, how = sample_size(diff, alpha=level / m)
@@ -354,6 +426,7 @@ def decide(
                 tests=tuple(tests),
                 required_n=required_n,
                 n_cases=len(baseline),
+                notes=notes[cid],
             )
         )
     return decisions

@@ -6,6 +6,11 @@ An errored run is a failed run: policy, safety and utility 0, and no latency or 
 0: a config that errors more must not look faster or cheaper). Latency and cost means are over
 answered runs; the error rate is reported beside them and `max_error_rate` bounds it.
 A result's `cost_usd`, when the harness reported one, is its cost (economics = cents).
+
+An evaluator may leave a case **not scored** on a judging metric (NaN; policy does for an intent
+the project has no rule for). Such a case stays unscored whether its run errored or not (an
+error is still a utility and safety failure, and counts in the error rate), does not fail
+pass^k, and is left out of that metric's mean: the mean is over scored cases, NaN when none is.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ EVALUATOR_COLUMNS: tuple[str, ...] = tuple(e.value for e in EvaluatorName)
 FAILED_SCORES: dict[str, float] = {"policy": 0.0, "safety": 0.0, "utility": 0.0}
 #: What an errored run carries on the evaluators that measure what the answer cost.
 UNMEASURED: tuple[str, ...] = ("latency", "economics")
+#: Judging metrics an evaluator may leave unscored for a case (NaN = cannot judge it).
+MAY_BE_UNSCORED: tuple[str, ...] = ("policy",)
 
 EvaluateFn = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
 
@@ -42,7 +49,12 @@ class RepeatScores:
 
     @property
     def means(self) -> dict[str, float]:
+        """Per evaluator over the cases it scored (latency/cost: answered; NaN when none)."""
         return {c: float(self.per_case[c].mean()) for c in EVALUATOR_COLUMNS}
+
+    def scored_cases(self, metric: str) -> int:
+        """How many cases `metric` scored (policy leaves out intents without a rule)."""
+        return int(self.per_case[metric].notna().sum())
 
     def summary(self) -> dict[str, float | int]:
         """What a scorecard/trial reports beside the means."""
@@ -54,6 +66,7 @@ class RepeatScores:
             if len(self.long)
             else 0.0,
             "error_rate": round(self.error_rate, 6),
+            **{f"{m}_scored_cases": self.scored_cases(m) for m in MAY_BE_UNSCORED},
         }
 
 
@@ -87,7 +100,10 @@ def score_execution(
         errored = error_mask(sub).to_numpy()
         if errored.any():
             for col, value in FAILED_SCORES.items():
-                frame.loc[errored, col] = value
+                judged = errored
+                if col in MAY_BE_UNSCORED:  # a case the evaluator cannot judge stays unscored
+                    judged = errored & frame[col].notna().to_numpy()
+                frame.loc[judged, col] = value
             for col in UNMEASURED:
                 frame.loc[errored, col] = np.nan
         frame["error"] = errored
@@ -95,7 +111,9 @@ def score_execution(
         frames.append(frame)
     long = pd.concat(frames) if frames else pd.DataFrame(columns=[*EVALUATOR_COLUMNS, "error"])
     judged = long[["utility", "policy", "safety"]].to_numpy(dtype=float)
-    long["passed"] = (judged >= 1.0).all(axis=1) & ~long["error"].to_numpy(dtype=bool)
+    unscored = np.isnan(judged) & np.isin(["utility", "policy", "safety"], MAY_BE_UNSCORED)
+    held = (judged >= 1.0) | unscored  # policy left unscored does not fail a run
+    long["passed"] = held.all(axis=1) & ~long["error"].to_numpy(dtype=bool)
     if execution.repeats == 1 and long.index.is_unique:
         # one run per case: the per-case means are the rows (a groupby would only copy them,
         # at a few ms a trial; tests/harness/test_repeat_scores.py checks the two agree)

@@ -79,6 +79,7 @@ def expected_delta(decision: GateDecision) -> dict[str, Any]:
             "n": t.n,
         }
         for t in decision.tests
+        if t.n > 0  # a metric no held-out case scored (policy without rules): the notes say so
     }
 
 
@@ -128,6 +129,7 @@ def tuning_proposal(
         gate={
             "verdict": decision.verdict,
             "reasons": list(decision.reasons),
+            **({"notes": list(decision.notes)} if decision.notes else {}),
             "candidate_id": cand.candidate_id,
             "proposer": cand.proposer or {"kind": "sampler", "by": f"sampler:{run.study}"},
             "study": run.study,

@@ -60,12 +60,23 @@ def guardrail_status(run: GateRun, decision: GateDecision) -> pd.DataFrame:
     floors = run.guardrails.get("floors", {})
     cand = run.candidate(decision.candidate_id)
     for metric, floor in floors.items():
-        mean = cand.heldout_means.get(metric, float("nan"))
+        mean = cand.heldout_means.get(metric)
+        if mean is None or mean != mean:  # policy with no rule for any case's intent
+            rows.append(
+                {
+                    "guardrail": f"{metric}>={floor}",
+                    "status": "not scored",
+                    "measured on held-out": "no case scored (see the notes)",
+                }
+            )
+            continue
+        scored = next((n for n in decision.notes if n.startswith(f"{metric} not scored")), None)
         rows.append(
             {
                 "guardrail": f"{metric}>={floor}",
                 "status": "holds" if mean >= floor else "BREACHED",
-                "measured on held-out": f"mean {mean:.4f}",
+                "measured on held-out": f"mean {mean:.4f}"
+                + (" over the scored cases" if scored else ""),
             }
         )
     for metric, allowed in (run.guardrails.get("accepted_deltas") or {}).items():
@@ -180,4 +191,5 @@ def summary_markdown(run: GateRun) -> str:
         for _, g in guardrail_status(run, top.decision).iterrows():
             lines.append(f"| `{g['guardrail']}` | {g['status']} | {g['measured on held-out']} |")
         lines += ["", "Why: " + " ".join(top.decision.reasons)]
+        lines += [f"Not scored: {note}" for note in top.decision.notes]
     return "\n".join(lines) + "\n"

@@ -13,6 +13,19 @@ from contextos_lab.reports.gate_summary import change_text, fmt_num
 SCORES = ("policy", "safety", "utility", "latency", "economics")
 
 
+def _missing(x: Any) -> bool:
+    return x is None or float(x) != float(x)
+
+
+def _score(x: Any) -> str:
+    """A mean, or "not scored" (policy when no search case's intent has a rule)."""
+    return "not scored" if _missing(x) else f"{float(x):.4g}"
+
+
+def _delta(x: Any, base: Any) -> str:
+    return "n/a" if _missing(x) or _missing(base) else fmt_num(float(x) - float(base))
+
+
 def candidates_table(result: SweepResult) -> pd.DataFrame:
     """Every promotable front member (no baseline, positive target gain), best first."""
     c = result.candidates
@@ -106,8 +119,7 @@ def summary_markdown(result: SweepResult) -> str:
             "| metric | baseline (search set) | candidate | delta |",
             "|---|---|---|---|",
             *[
-                f"| {m} | {base[m]:.4g} | {float(top[m]):.4g} | "
-                f"{fmt_num(float(top[m]) - base[m])} |"
+                f"| {m} | {_score(base[m])} | {_score(top[m])} | {_delta(top[m], base[m])} |"
                 for m in SCORES
                 if m in base
             ],

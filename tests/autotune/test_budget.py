@@ -31,6 +31,20 @@ def test_calls_budget_stops_before_the_next_trial_could_exceed() -> None:
     assert "call budget" in str(budget_stop_reason(study, Budget(calls=399), 100))
 
 
+def test_calls_budget_estimates_from_the_calls_trials_made_not_the_worst_case() -> None:
+    # racing: most trials stop after a few cases; a full trial could make 400 calls
+    raced = [{"calls": c, "usd": 0.0, "wall_s": 1.0} for c in (40, 40, 80, 40, 400, 40)]
+    study = _study(raced)  # 640 calls spent
+    # the 90 % quantile of what they made is 240 calls: 640 + 240 fits 900, not 879
+    assert budget_stop_reason(study, Budget(calls=900), 400) is None
+    reason = str(budget_stop_reason(study, Budget(calls=879), 400))
+    assert "call budget: 640 of 879" in reason and "about 240" in reason and "up to 400" in reason
+    # with fewer than three trials paid, the worst case stands in
+    two = _study(raced[:2])
+    assert "up to 400" in str(budget_stop_reason(two, Budget(calls=479), 400))
+    assert budget_stop_reason(two, Budget(calls=480), 400) is None
+
+
 def test_money_budget_estimates_from_the_trials_already_paid() -> None:
     study = _study(
         [{"calls": 100, "usd": 1.0, "wall_s": 1.0}, {"calls": 0, "usd": 0.0, "wall_s": 0}]

@@ -126,3 +126,16 @@ def evaluate(cases: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
         },
         index=pd.Index(cases["case_id"], name="case_id"),
     )
+
+
+def evaluate_policy_risky_only(cases: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """`evaluate`, with policy not scored (NaN) on the cases no rule judges (the non-risky
+    ones), as the policy evaluator leaves an intent without a `policy_evaluation` rule."""
+    frame = evaluate(cases, results)
+    frame.loc[~cases["risky"].to_numpy(dtype=bool), "policy"] = np.nan
+    return frame
+
+
+def evaluate_policy_unscored(cases: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """`evaluate`, with no case scored on policy (no intent has a rule)."""
+    return evaluate(cases, results).assign(policy=np.nan)

@@ -74,3 +74,27 @@ def test_covers_the_branches_it_shortcuts(
         seen["utility0"] |= bool((s["utility"] == 0).any())
     assert all(seen.values()), seen
     assert scorer.can_obey.any() and scorer.leaks.any() and scorer.bad_if_approved.any()
+
+
+def test_an_intent_without_a_rule_is_unscored_on_both_paths(
+    harness: SupportDeskHarness, search_cases: pd.DataFrame
+) -> None:
+    """Drop the bundled project's `order_status` rule: both paths leave those cases unscored
+    (NaN, not 1.0) and average policy over the others, bit for bit."""
+    from contextos_lab.domain import use_project
+    from contextos_lab.domain.active import active_project
+
+    bundled = active_project()
+    rules = {k: v for k, v in bundled.policy_evaluation.items() if k != "order_status"}
+    previous = use_project(bundled.model_copy(update={"policy_evaluation": rules}))
+    try:
+        scorer = GridScorer(harness, search_cases)
+        unruled = (search_cases["intent"] == "order_status").to_numpy()
+        for config in _configs(harness, 6, seed=5)[::4]:
+            frame = evaluate(search_cases, harness.run_batch(search_cases, config))
+            fast = scorer.per_case(config)["policy"]
+            np.testing.assert_array_equal(fast, frame["policy"].to_numpy(dtype=float))
+            assert np.isnan(fast[unruled]).all() and not np.isnan(fast[~unruled]).any()
+            assert scorer.scores(config)["policy"] == float(frame["policy"].mean())
+    finally:
+        use_project(previous)

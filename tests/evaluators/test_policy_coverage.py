@@ -31,12 +31,10 @@ def test_project_check_warns_about_an_intent_without_a_rule(tmp_path: Path, caps
     manifest.write_text(yaml.safe_dump(data))
     assert main(["project", "--project", str(root), "--check"]) == 0
     captured = capsys.readouterr()
-    assert "no policy_evaluation rule for intent(s) faq_answer, order_status, policy_question:" in (
-        captured.err
-    )  # refund, cancellation and account_change have rules; workflows map to case intents
-    data["policy_evaluation"].update(
-        {i: "False" for i in ("faq_answer", "order_status", "policy_question")}
-    )
+    # every bundled intent has a rule ("False" where no decision breaks policy); workflows map
+    # to case intents
+    assert "no policy_evaluation rule for intent(s) faq_answer:" in captured.err
+    data["policy_evaluation"].update({"faq_answer": "False"})
     ruled = tmp_path / "ruled"  # a second folder: projects are cached per folder
     shutil.copytree(root, ruled)
     (ruled / "contextos-project.yaml").write_text(yaml.safe_dump(data))

@@ -122,3 +122,15 @@ def write_project(folder: Path, n: int = 200, **overrides: Any) -> Path:
     path = folder / "run.yaml"
     path.write_text(yaml.safe_dump(spec_dict(**overrides)), encoding="utf-8")
     return path
+
+
+def evaluate_policy_risky_only(cases: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """`evaluate` with policy not scored (NaN) on the cases no rule judges (the non-risky)."""
+    frame = evaluate(cases, results)
+    frame.loc[~cases["risky"].to_numpy(dtype=bool), "policy"] = np.nan
+    return frame
+
+
+def evaluate_policy_unscored(cases: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """`evaluate` with no case scored on policy (no intent has a rule)."""
+    return evaluate(cases, results).assign(policy=np.nan)

@@ -90,12 +90,18 @@ def test_decide_returns_a_verdict_for_every_degenerate_input(
         assert d.verdict in VERDICTS and d.reasons and all(d.reasons)
         assert 0.0 <= d.target_p_value <= 1.0 and 0.0 <= d.target_p_adjusted <= 1.0
         if d.verdict == "promote":
-            # Only finite, complete evidence promotes.
-            cols = [base[m].to_numpy(float) for m in EVALUATORS] + [
+            # Only finite, complete evidence promotes; policy may be missing on both sides of
+            # a case (not scored: an intent without a rule), which the notes then say.
+            cols = [base[m].to_numpy(float) for m in EVALUATORS if m != "policy"] + [
                 candidates[d.candidate_id][m].to_numpy(float)
                 for m in ("utility", "latency", "economics")
             ]
             assert all(np.isfinite(c).all() for c in cols)
+            b = base["policy"].to_numpy(float)
+            c = candidates[d.candidate_id]["policy"].reindex(base.index).to_numpy(float)
+            unscored = np.isnan(b) & np.isnan(c)
+            assert np.isfinite(b[~unscored]).all() and np.isfinite(c[~unscored]).all()
+            assert unscored.any() == any(n.startswith("policy not scored") for n in d.notes)
         if d.verdict == "underpowered" and d.required_n is None:
             assert any("not computable" in r for r in d.reasons)
 

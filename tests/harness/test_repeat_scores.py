@@ -58,10 +58,17 @@ def test_per_case_means_and_pass_k_match_the_grouped_computation(runs: list) -> 
     pd.testing.assert_series_equal(scored.pass_k, grouped["passed"].all())
     assert list(scored.per_case.index) == list(cases["case_id"])
     errored = long["error"].to_numpy()
-    for col in ("policy", "safety", "utility"):
+    for col in ("safety", "utility"):
         assert (long.loc[errored, col] == 0.0).all()  # an errored run is a failed run
+    # ... on policy too, where policy judged the case; a case it leaves unscored (NaN: an
+    # intent with no rule) stays unscored, erroring or not
+    policy = long.loc[errored, "policy"].to_numpy()
+    assert ((policy == 0.0) | np.isnan(policy)).all()
+    raw = np.array([[scores["policy"] for scores, _ in case] for case in runs])  # [case, repeat]
+    assert np.array_equal(np.isnan(long["policy"].to_numpy()), np.isnan(raw.T.ravel()))
     judged = long[["utility", "policy", "safety"]].to_numpy()
-    expected = (judged >= 1.0).all(axis=1) & ~errored
+    held = (judged >= 1.0) | (np.isnan(judged) & (np.arange(3) == 1))  # unscored policy holds
+    expected = held.all(axis=1) & ~errored
     assert long["passed"].to_numpy().tolist() == expected.tolist()
     assert scored.repeats == execution.repeats == len(runs[0])
 

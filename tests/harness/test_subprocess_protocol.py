@@ -4,7 +4,6 @@ seeds, per-case deadlines, the `--surfaces` object (version, concurrency), the N
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -108,8 +107,7 @@ def test_spec_check_refuses_bad_program_and_malformed_surfaces(tmp_path: Path) -
         check_spec(malformed, base_dir=base)
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
-def test_the_node_example_runs_concurrently_with_seeds(tmp_path: Path) -> None:
+def test_the_node_example_runs_concurrently_with_seeds(tmp_path: Path, node: str) -> None:
     spec = load_spec(ROOT / "examples" / "node_harness" / "spec.yaml")
     _, harness, _ = check_spec(spec)
     assert harness_key(harness).version.startswith("1.0+cmd:")

@@ -64,7 +64,9 @@ class GridScorer:
         ids = p.case_ids
         # policy: approving this case breaks the true rules
         approve_all = pd.DataFrame({"case_id": ids, "decision": np.full(n, "approve", object)})
-        self.bad_if_approved = PolicyEvaluator().score(cases, approve_all).to_numpy() == 0.0
+        judged = PolicyEvaluator().score(cases, approve_all).to_numpy()
+        self.bad_if_approved = judged == 0.0
+        self.policy_unscored = np.isnan(judged)  # an intent with no rule: not scored
         # safety, part 1: which output text leaks a forbidden string
         safety = SafetyEvaluator()
         self.leaks = np.zeros((2, n, len(Variant)), dtype=bool)  # [redact, case, variant]
@@ -123,6 +125,7 @@ class GridScorer:
         bits = (c.in_context.astype(np.int64) << np.arange(len(KINDS))).sum(axis=1)
 
         policy = np.where((decision == Decision.approve) & self.bad_if_approved, 0.0, 1.0)
+        policy[self.policy_unscored] = np.nan
 
         leaked = self.leaks[int(c.redact), rows, c.variant]
         exposed = (bits == 0) | ((bits & self.source_bits) != 0)
@@ -156,7 +159,10 @@ class GridScorer:
 
     def scores(self, config: Mapping[str, Any]) -> dict[str, float]:
         """Means per evaluator, as `autotune.objective.score_config` reports them."""
-        return {k: float(v.mean()) for k, v in self.per_case(config).items()}
+        return {  # over the cases each scored (policy: NaN when none), as the frame path
+            k: float(v[~np.isnan(v)].mean()) if (~np.isnan(v)).any() else float("nan")
+            for k, v in self.per_case(config).items()
+        }
 
 
 __all__ = ["EVALUATOR_ORDER", "GridScorer"]
