@@ -11,10 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-import optuna
 import pandas as pd
 
-from contextos_lab.autotune import trial_attrs
 from contextos_lab.autotune.budget import economics_cents
 from contextos_lab.autotune.cases import case_hash
 from contextos_lab.autotune.context import RunContext
@@ -180,50 +178,3 @@ def search_set_attr(ctx: RunContext) -> dict[str, Any]:
     else:
         attr["case_hashes_in"] = "study artifact search_set_case_hashes.json (autotune.artifacts)"
     return attr
-
-
-def run_trial(
-    ctx: RunContext, trial: optuna.Trial, baseline: Mapping[str, float] | None
-) -> tuple[float, ...]:
-    """Score one trial and record it. Raises HarnessFailure (after recording the reason)."""
-    params = ctx.space.suggest(trial)
-    # Few, grouped attributes, one commit per group (autotune.trial_attrs): each write is a
-    # storage round trip, and on a server database round trips are the kit's per-trial cost.
-    trial_attrs.record(
-        trial,
-        {
-            "change": {"diff": ctx.space.diff(params), **ctx.space.change_summary(params)},
-            "search_set": search_set_attr(ctx),
-        },
-    )
-    ctx.meter.reset()
-    try:
-        if ctx.spec.fidelity == "racing":
-            from contextos_lab.autotune.racing import race  # racing builds on this module
-
-            outcome = race(ctx, trial, params, baseline)  # optuna.TrialPruned when dropped
-        else:
-            outcome = score_config(ctx, params)
-    except HarnessFailure as exc:
-        # what the failed attempt paid, and why it failed
-        trial_attrs.record(trial, {"fail_reason": str(exc), "spend": ctx.meter.as_dict()})
-        raise
-    except optuna.TrialPruned:
-        trial.set_user_attr("spend", ctx.meter.as_dict())
-        raise
-    scores = outcome["scores"]
-    error_rate = outcome.get("error_rate", ctx.meter.error_rate)
-    run = {
-        "n_case_errors": outcome["n_case_errors"],
-        "error_rate": round(error_rate, 6),
-        "harness_s": round(outcome["harness_s"], 6),
-        **outcome.get("repeats", {}),
-    }
-    # Only the baseline trial runs before baseline scores exist; it is its own reference.
-    constraints = constraint_values(
-        ctx, scores, baseline if baseline is not None else scores, error_rate
-    )
-    trial_attrs.record(
-        trial, {"scores": scores, "run": run, "spend": ctx.meter.as_dict()}, constraints
-    )
-    return tuple(scores[e.value] for e in ctx.spec.objectives)

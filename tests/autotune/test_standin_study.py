@@ -117,7 +117,7 @@ def test_error_rate_is_a_floor(spec_dir: Path) -> None:
     spec = load_spec(spec_dir / "spec.yaml")
     ctx = prepare(spec, harness=FlakyStandIn())
     study = optuna.create_study(directions=spec.directions)
-    from contextos_lab.autotune.objective import run_trial
+    from contextos_lab.autotune.trial_run import run_trial
 
     trial = study.ask()
     run_trial(ctx, trial, None)
