@@ -25,7 +25,7 @@ CASE_HASHES_FILE = "search_set_case_hashes.json"
 
 def artifact_dir(storage_url: str) -> Path | None:
     """`<folder of the SQLite file or journal>/artifacts`, or None for server/in-memory storages."""
-    from contextos_lab.autotune.study import journal_path
+    from contextos_lab.autotune.study_storage import journal_path
 
     path = journal_path(storage_url)
     if path is None and storage_url.startswith("sqlite:///"):
