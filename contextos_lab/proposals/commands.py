@@ -18,7 +18,7 @@ from contextos_lab.proposals.cli_common import next_step
 from contextos_lab.proposals.closure import close_failed_replay
 from contextos_lab.proposals.compilers import CompileError, cluster_records, compile_insight
 from contextos_lab.proposals.goldens import load_goldens
-from contextos_lab.proposals.layer_release import LayerRegistry
+from contextos_lab.proposals.layer_registry import LayerRegistry
 from contextos_lab.proposals.layer_replay import LayerReplayError, run_layer_replay
 from contextos_lab.proposals.metrics import loop_metrics
 from contextos_lab.proposals.release import (

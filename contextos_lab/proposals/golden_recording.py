@@ -29,7 +29,7 @@ from contextos_lab.domain.config import DomainConfig
 from contextos_lab.errors import UserError
 from contextos_lab.proposals.bundle_registry import BundleRegistry
 from contextos_lab.proposals.goldens import ExpectedOutcome, GoldenCase, outputs_hash
-from contextos_lab.proposals.layer_release import LayerRegistry
+from contextos_lab.proposals.layer_registry import LayerRegistry
 from contextos_lab.proposals.policy_bundle import evaluate
 from contextos_lab.proposals.rubric import PREFIX as RUBRIC_PREFIX
 from contextos_lab.proposals.rubric import evaluate_rubric, is_rubric

@@ -28,7 +28,7 @@ from contextos_lab.domain.config import DomainConfig
 from contextos_lab.proposals.compiler_entry import resolve_entry
 from contextos_lab.proposals.compiler_table import CompileError
 from contextos_lab.proposals.goldens import ExpectedOutcome, GoldenCase, load_goldens, outputs_hash
-from contextos_lab.proposals.layer_release import LayerRegistry, LayerState
+from contextos_lab.proposals.layer_registry import LayerRegistry, LayerState
 from contextos_lab.proposals.replay import EVALUATORS, BaselineDrift, build_verdict
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.decision import DecisionRecord

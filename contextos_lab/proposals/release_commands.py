@@ -20,7 +20,8 @@ from contextos_lab.errors import UserError
 from contextos_lab.proposals.bundle_registry import BundleRegistry
 from contextos_lab.proposals.checklist import latest_verdict
 from contextos_lab.proposals.cli_common import add_store_options, need, next_step, store_of
-from contextos_lab.proposals.layer_release import LayerRegistry, release_layer_rule
+from contextos_lab.proposals.layer_registry import LayerRegistry
+from contextos_lab.proposals.layer_release import release_layer_rule
 from contextos_lab.proposals.release import (
     ReleaseRefused,
     lineage_feedback_ids,

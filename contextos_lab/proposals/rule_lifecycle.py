@@ -92,7 +92,7 @@ def rollback(
         )
     when = _now(at)
     if rule.patch is None:  # an adjustment-layer rule
-        from contextos_lab.proposals.layer_release import LayerRegistry, rollback_layer
+        from contextos_lab.proposals.layer_registry import LayerRegistry, rollback_layer
 
         layers = LayerRegistry.beside(bundles.root)
         restored = rollback_layer(rule, layers, actor=actor, reason=reason)
@@ -128,7 +128,7 @@ def retire(
         new = new.model_copy(update={"version": bundles.next_version(live.bundle_id)})
         bundles.activate(new, actor=actor, reason=f"retire {rule.rule_id}", rule_id=rule.rule_id)
     elif rule.adjustment is not None:
-        from contextos_lab.proposals.layer_release import LayerRegistry, retire_layer
+        from contextos_lab.proposals.layer_registry import LayerRegistry, retire_layer
 
         retire_layer(rule, LayerRegistry.beside(bundles.root), actor=actor, reason=reason)
     return _close_rule(
