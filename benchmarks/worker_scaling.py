@@ -45,11 +45,9 @@ from contextos_lab.autotune.spec import parse_spec  # noqa: E402
 from contextos_lab.autotune.study import run_study  # noqa: E402
 from contextos_lab.harness.protocol import (  # noqa: E402
     RESULT_COLUMNS,
-    ChangeClass,
-    SurfaceLayer,
-    TunableSurface,
 )
 from contextos_lab.harness.result_cache import NO_CACHE_ENV  # noqa: E402
+from contextos_lab.schemas.surface import ChangeClass, SurfaceLayer, TunableSurface  # noqa: E402
 from contextos_lab.store.local_postgres import LocalPostgres  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"

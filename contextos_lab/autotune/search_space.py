@@ -19,7 +19,7 @@ from optuna.distributions import (
 )
 from pydantic import BaseModel, ConfigDict
 
-from contextos_lab.harness.protocol import ChangeClass, TunableSurface
+from contextos_lab.schemas.surface import ChangeClass, TunableSurface
 
 
 class SearchSpace(BaseModel):

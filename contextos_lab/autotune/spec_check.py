@@ -11,7 +11,8 @@ from pydantic import TypeAdapter, ValidationError
 from contextos_lab.autotune.run_spec import TuningRunSpec
 from contextos_lab.autotune.spec_load import OverlapProblem, SpecError, parse_spec
 from contextos_lab.autotune.spec_parts import SurfaceSpec
-from contextos_lab.harness.protocol import Harness, TunableSurface
+from contextos_lab.harness.protocol import Harness
+from contextos_lab.schemas.surface import TunableSurface
 
 
 def narrowed_surfaces(

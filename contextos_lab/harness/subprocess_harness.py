@@ -55,7 +55,7 @@ from contextos_lab.harness.program.result_lines import (
     nan_to_none,
 )
 from contextos_lab.harness.program.stderr_reason import error_line
-from contextos_lab.harness.protocol import RESULT_COLUMNS, RunResult, TunableSurface
+from contextos_lab.harness.protocol import RESULT_COLUMNS, RunResult
 from contextos_lab.harness.runner import (
     CommandRecord,
     OutputLimits,
@@ -63,6 +63,7 @@ from contextos_lab.harness.runner import (
     first_validation_error,
     run_with_feedback,
 )
+from contextos_lab.schemas.surface import TunableSurface
 
 PROTOCOL = "contextos-lab.harness/1"
 SURFACES_FLAG = "--surfaces"

@@ -17,11 +17,9 @@ import pandas as pd
 
 from contextos_lab.harness.protocol import (
     RESULT_COLUMNS,
-    ChangeClass,
     RunResult,
-    SurfaceLayer,
-    TunableSurface,
 )
+from contextos_lab.schemas.surface import ChangeClass, SurfaceLayer, TunableSurface
 
 SURFACES: tuple[TunableSurface, ...] = (
     TunableSurface(

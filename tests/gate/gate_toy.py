@@ -17,11 +17,9 @@ import yaml
 
 from contextos_lab.harness.protocol import (
     RESULT_COLUMNS,
-    ChangeClass,
     RunResult,
-    SurfaceLayer,
-    TunableSurface,
 )
+from contextos_lab.schemas.surface import ChangeClass, SurfaceLayer, TunableSurface
 from tests.autotune.conftest import toy_spec_dict
 
 SURFACES: tuple[TunableSurface, ...] = (

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from contextos_lab.harness.execution import ExecutionPolicy, execute, harness_key
-from contextos_lab.harness.protocol import RunResult, TunableSurface
+from contextos_lab.harness.protocol import RunResult
 from contextos_lab.harness.result_cache import ResultCache
+from contextos_lab.schemas.surface import TunableSurface
 
 
 class Sleepy:

@@ -13,7 +13,6 @@ from contextos_lab.harness.protocol import (
     RESULT_COLUMNS,
     BatchHarness,
     RunResult,
-    SurfaceLayer,
     baseline_config,
     load_harness,
     outputs_hash,
@@ -24,6 +23,7 @@ from contextos_lab.harness.reference import harness as harness_module
 from contextos_lab.harness.reference.harness import SEARCH_SPACE_SIZE
 from contextos_lab.memory.reflections import SECTION_HEADER
 from contextos_lab.schemas.base import sha256_hex
+from contextos_lab.schemas.surface import SurfaceLayer
 
 #: sha256 over every case's outputs hash at the baseline on search_sets/ (machine-independent).
 BASELINE_OUTPUTS_SHA: str | None = (

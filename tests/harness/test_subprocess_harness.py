@@ -16,7 +16,6 @@ from contextos_lab.harness.protocol import (
     RESULT_COLUMNS,
     BatchHarness,
     RunResult,
-    TunableSurface,
     baseline_config,
     run_cases,
 )
@@ -27,6 +26,7 @@ from contextos_lab.harness.subprocess_harness import (
     SubprocessHarness,
     load_surfaces,
 )
+from contextos_lab.schemas.surface import TunableSurface
 
 PY = sys.executable
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "external_harness"

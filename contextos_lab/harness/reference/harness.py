@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from contextos_lab.harness.protocol import RunResult, TunableSurface
+from contextos_lab.harness.protocol import RunResult
 from contextos_lab.harness.reference.core import (
     LAT_BASE,
     LAT_PER_HOP,
@@ -51,6 +51,7 @@ from contextos_lab.harness.reference.surfaces import (
     SURFACES,
     resolve_config,
 )
+from contextos_lab.schemas.surface import TunableSurface
 
 #: The names this module has always offered; the model itself lives in the sibling modules
 #: (surfaces, prepared, core, result_frame).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from contextos_lab.harness.protocol import ChangeClass, SurfaceLayer, TunableSurface
+from contextos_lab.schemas.surface import ChangeClass, SurfaceLayer, TunableSurface
 
 #: The harness's name (`SupportDeskHarness.name`), also named in config errors.
 HARNESS_NAME = "reference-support-desk"
