@@ -20,7 +20,7 @@ from contextos_lab.evaluators.policy_coverage import (
     unruled_intents,
     unruled_warning,
 )
-from contextos_lab.schemas.reason_classes import core_reason_classes
+from contextos_lab.schemas.reason_registry import core_reason_classes
 
 
 def _init(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ traceback, so a CLI can print it on one line.
 from __future__ import annotations
 
 import json
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,10 @@ REGISTRY = Path("harness") / "feedback" / "reason-classes.json"
 COMPILERS = Path("harness") / "compilers.yaml"
 SURFACES = Path("harness") / "tunable-surfaces.json"
 #: The bundled example domain (the reference refund desk), beside its reference harness.
-BUNDLED_PROJECT = Path(__file__).resolve().parents[1] / "harness" / "reference" / "project"
+#: (Found from the package root, not this file, so the module may move within the package.)
+BUNDLED_PROJECT = (
+    Path(str(files("contextos_lab"))).resolve() / "harness" / "reference" / "project"
+)
 
 
 def is_project(path: Path | str) -> bool:
@@ -116,7 +120,7 @@ def load_project(path: Path | str) -> DomainConfig:
 
 def _check_references(config: DomainConfig) -> None:
     """Compilers name known reason classes; registry keys name declared decision keys."""
-    from contextos_lab.schemas.reason_classes import core_reason_classes
+    from contextos_lab.schemas.reason_registry import core_reason_classes
 
     known = set(config.reason_classes) | set(core_reason_classes())
     for reason in config.compilers:

@@ -8,17 +8,9 @@ entry. An unknown class is a validation error that names both registries.
 
 from __future__ import annotations
 
-import json
-from functools import lru_cache
 from pathlib import Path
 
-REGISTRY_PATH = Path(__file__).with_name("reason_classes.json")
-
-
-@lru_cache(maxsize=1)
-def core_reason_classes() -> dict[str, dict[str, object]]:
-    data = json.loads(REGISTRY_PATH.read_text(encoding="utf-8"))
-    return dict(data["classes"])
+from contextos_lab.schemas.reason_registry import REGISTRY_PATH, core_reason_classes
 
 
 def _project():  # type: ignore[no-untyped-def]
