@@ -23,8 +23,8 @@ import platform
 import time
 from pathlib import Path
 
-from contextos_lab.gate.error_budget import ErrorBudget
 from contextos_lab.gate.reuse_simulation import simulate_reuse
+from contextos_lab.schemas.error_budget import ErrorBudget
 
 OUT = Path(__file__).resolve().parent / "results" / "heldout_reuse.json"
 

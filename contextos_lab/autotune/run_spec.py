@@ -18,8 +18,8 @@ from contextos_lab.autotune.spec_parts import (
     SurfaceSpec,
     TargetSpec,
 )
-from contextos_lab.gate.error_budget import ErrorBudget
 from contextos_lab.harness.execution import ExecutionPolicy
+from contextos_lab.schemas.error_budget import ErrorBudget
 from contextos_lab.schemas.scorecard import DIRECTIONS, FLOOR_EVALUATORS, EvaluatorName
 from contextos_lab.schemas.tuning import BaselineTuple, TuningTarget
 

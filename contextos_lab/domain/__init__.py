@@ -28,7 +28,6 @@ directory when it has the layout, else the bundled example domain (the reference
 """
 
 from contextos_lab.domain.active import active_project, resolve_project_path, use_project
-from contextos_lab.domain.cli import add_project_option, project_from_args
 from contextos_lab.domain.config import (
     CompilerSpec,
     DecisionKey,
@@ -48,10 +47,8 @@ __all__ = [
     "ReasonClassInfo",
     "ReplaySafetyRule",
     "active_project",
-    "add_project_option",
     "is_project",
     "load_project",
-    "project_from_args",
     "resolve_project_path",
     "use_project",
 ]

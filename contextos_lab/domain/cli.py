@@ -1,6 +1,6 @@
 """The common `--project DIR` option, for every command module to add and read.
 
-    from contextos_lab.domain import add_project_option, project_from_args
+    from contextos_lab.domain.cli import add_project_option, project_from_args
     add_project_option(parser)              # in register()
     project = project_from_args(args)       # first thing in the command; None: exit 2 printed
 

@@ -24,7 +24,8 @@ from contextos_lab.autotune.cases import (
 )
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.gate import ledger
-from contextos_lab.gate.error_budget import BudgetState, ErrorBudget
+from contextos_lab.gate.error_budget import BudgetState
+from contextos_lab.schemas.error_budget import ErrorBudget
 from contextos_lab.schemas.scorecard import EvaluatorName
 
 

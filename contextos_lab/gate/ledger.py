@@ -38,7 +38,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from contextos_lab.gate.error_budget import BudgetState, ErrorBudget, state
+from contextos_lab.gate.error_budget import BudgetState, state
+from contextos_lab.schemas.error_budget import ErrorBudget
 
 DEFAULT_LEDGER = Path(".contextos/heldout_ledger.jsonl")
 LEDGER_ENV = "CONTEXTOS_HELDOUT_LEDGER"

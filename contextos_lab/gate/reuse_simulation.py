@@ -29,7 +29,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 from scipy.stats import binom
 
-from contextos_lab.gate.error_budget import ErrorBudget, new_method
+from contextos_lab.gate.error_budget import new_method
+from contextos_lab.schemas.error_budget import ErrorBudget
 
 Design = Literal["null", "adaptive", "mixed"]
 
