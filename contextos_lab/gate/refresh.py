@@ -24,7 +24,7 @@ import pandas as pd
 
 from contextos_lab.autotune.cases import HASH_COLUMNS, CaseSet, load_case_set, overlap_details
 from contextos_lab.gate import ledger
-from contextos_lab.overlap.normalise import normalised_key
+from contextos_lab.overlap.normalise import normalised_hash
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 
 #: Columns that name a case rather than say what it is.
@@ -50,18 +50,6 @@ def legacy_hash(row: Mapping[str, Any]) -> str:
     """The normalised hash ledgers recorded before `contextos_lab.overlap` (NFKC, case and
     whitespace only): still matched against retired sets written then."""
     return sha256_hex(canonical_json(_normalise(dict(row))))
-
-
-def normalised_hash(row: Mapping[str, Any]) -> str:
-    """Content hash of a case as every overlap check compares it (`overlap.normalise`: ids and
-    hashes ignored, texts as skeletons, lists sorted)."""
-    return normalised_key({str(k): _normalise_scalar(v) for k, v in row.items()})
-
-
-def _normalise_scalar(value: Any) -> Any:
-    if isinstance(value, float) and value != value:  # NaN
-        return None
-    return value
 
 
 def normalised_hashes(cases: pd.DataFrame) -> list[str]:

@@ -204,9 +204,9 @@ def convert(
 
 def _dedupe(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """Each content duplicate once: the gate refuses a held-out set sharing content with the
-    search set (ids ignored, text normalised: `gate.refresh.normalised_hash`, the gate's own
+    search set (ids ignored, text normalised: `overlap.normalise.normalised_hash`, the gate's own
     rule), so a duplicate split across the two would stop it later."""
-    from contextos_lab.gate.refresh import normalised_hash
+    from contextos_lab.overlap.normalise import normalised_hash
 
     seen: dict[str, str] = {}
     kept, dropped = [], []

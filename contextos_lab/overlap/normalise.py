@@ -127,3 +127,15 @@ def shingles(form: Any, k: int = 3) -> set[str]:
     if len(w) < k:
         return {" ".join(w)} if w else set()
     return {" ".join(w[i : i + k]) for i in range(len(w) - k + 1)}
+
+
+def normalised_hash(row: Mapping[str, Any]) -> str:
+    """Content hash of a case as every overlap check compares it (`normalised_key`: ids and
+    hashes ignored, texts as skeletons, lists sorted)."""
+    return normalised_key({str(k): _normalise_scalar(v) for k, v in row.items()})
+
+
+def _normalise_scalar(value: Any) -> Any:
+    if isinstance(value, float) and value != value:  # NaN
+        return None
+    return value
