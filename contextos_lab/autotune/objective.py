@@ -176,5 +176,7 @@ def search_set_attr(ctx: RunContext) -> dict[str, Any]:
     if len(ctx.search) <= MAX_CASE_HASHES_PER_TRIAL:
         attr["case_hashes"] = [h[:CASE_HASH_CHARS] for h in ctx.search.case_hashes]
     else:
-        attr["case_hashes_in"] = "study artifact search_set_case_hashes.json (autotune.artifacts)"
+        attr["case_hashes_in"] = (
+            "study artifact search_set_case_hashes.json (autotune.artifacts)"
+        )
     return attr

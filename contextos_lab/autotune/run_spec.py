@@ -71,7 +71,9 @@ class TuningRunSpec(BaseModel):
     budget: Budget | None = None
     heldout_budget: ErrorBudget = Field(
         default_factory=ErrorBudget,
-        description="error control across gates on one held-out set (LORD++; gate.error_budget)",
+        description=(
+            "error control across gates on one held-out set (LORD++; gate.error_budget)"
+        ),
     )
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
