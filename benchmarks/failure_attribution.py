@@ -153,7 +153,7 @@ def tau_agreement(external: Path) -> dict[str, Any] | None:
     ground-truth diff says went wrong (`inputs.failing_step`, a derived answer key)."""
     from contextos_lab.insights.attribution.runs import attribute_runs
     from contextos_lab.insights.pipeline import load_sources
-    from contextos_lab.insights.run_columns import runs_frame
+    from contextos_lab.insights.runs.columns import runs_frame
 
     folder = external / "tau-bench"
     if not folder.is_dir():

@@ -1,6 +1,7 @@
 """Held-out reuse: 200 successive sweeps on one held-out set, with and without the error budget.
 
-Simulates lifetimes of one held-out set (contextos_lab.gate.reuse_simulation: the kit's exact
+Simulates lifetimes of one held-out set (contextos_lab.gate.heldout.reuse_simulation: the kit's
+exact
 McNemar + Holm per gate, the kit's LORD++ budget across gates) under three designs:
 `null` (no true effect anywhere), `adaptive` (no effect, a proposer hill-climbs on the gate's
 reported held-out p-values by resubmitting perturbed near-misses) and `mixed` (20 % of sweeps
@@ -23,7 +24,7 @@ import platform
 import time
 from pathlib import Path
 
-from contextos_lab.gate.reuse_simulation import simulate_reuse
+from contextos_lab.gate.heldout.reuse_simulation import simulate_reuse
 from contextos_lab.schemas.error_budget import ErrorBudget
 
 OUT = Path(__file__).resolve().parent / "results" / "heldout_reuse.json"

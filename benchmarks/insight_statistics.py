@@ -37,7 +37,7 @@ from contextos_lab.insights.findings.checks import (  # noqa: E402
 from contextos_lab.insights.findings.overlap import MERGE_AT, containment  # noqa: E402
 from contextos_lab.insights.pipeline import ClusterReport, analyse, load_sources  # noqa: E402
 from contextos_lab.insights.quality import member_runs  # noqa: E402
-from contextos_lab.insights.run_insights import run_insight_candidates  # noqa: E402
+from contextos_lab.insights.runs.insights import run_insight_candidates  # noqa: E402
 from contextos_lab.insights.split import SEARCH  # noqa: E402
 
 OUT = REPO / "benchmarks" / "results" / "insight_statistics.json"

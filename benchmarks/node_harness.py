@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from contextos_lab.autotune.budget import spend_frame, spend_total  # noqa: E402
 from contextos_lab.autotune.context import prepare  # noqa: E402
-from contextos_lab.autotune.spec import load_spec  # noqa: E402
+from contextos_lab.autotune.spec.load import load_spec  # noqa: E402
 from contextos_lab.autotune.sweep import sweep  # noqa: E402
 from contextos_lab.harness.case_inputs import INPUTS_FILE  # noqa: E402
 from contextos_lab.harness.execution import ExecutionPolicy, execute  # noqa: E402

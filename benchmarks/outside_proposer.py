@@ -29,10 +29,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from contextos_lab.autotune.context import prepare  # noqa: E402
-from contextos_lab.autotune.enqueue import enqueue, layout_for  # noqa: E402
 from contextos_lab.autotune.pareto import hypervolume_history, trials_frame  # noqa: E402
-from contextos_lab.autotune.spec import load_spec  # noqa: E402
-from contextos_lab.autotune.study import counted_trials  # noqa: E402
+from contextos_lab.autotune.spec.load import load_spec  # noqa: E402
+from contextos_lab.autotune.study.enqueue import enqueue, layout_for  # noqa: E402
+from contextos_lab.autotune.study.trial_count import counted_trials  # noqa: E402
 from contextos_lab.autotune.sweep import sweep  # noqa: E402
 
 OUT = REPO / "benchmarks" / "results" / "outside_proposer.json"

@@ -166,22 +166,25 @@ def overhead_run(seed: int = 0, trials_worth: int = OVERHEAD_TRIALS_WORTH) -> di
     sys.path.insert(0, str(REPO / "benchmarks"))
     import search_cost as sc
 
-    from contextos_lab.autotune import study as study_mod
-    from contextos_lab.autotune.racing import case_evaluations
+    from contextos_lab.autotune.racing.racing import case_evaluations
+    from contextos_lab.autotune.study.baseline import ensure_baseline
+    from contextos_lab.autotune.study.open import open_study
+    from contextos_lab.autotune.study.storage import open_storage
+    from contextos_lab.autotune.study.trial_run import _run_one
 
     ctx = sc.standin_ctx(time_scale=OVERHEAD_TIME_SCALE)
     ctx.spec = ctx.spec.model_copy(update={"max_concurrency": OVERHEAD_CONCURRENCY})
     cfg = ctx.spec.sampler.model_copy(update={"seed": seed})
-    study = study_mod.open_study(ctx, study_mod.open_storage("memory"), sampler=cfg)
+    study = open_study(ctx, open_storage("memory"), sampler=cfg)
     timed = TimedSampler(study.sampler)
     study.sampler = timed
     load_before = os.getloadavg()
-    baseline = study_mod.ensure_baseline(ctx, study)
+    baseline = ensure_baseline(ctx, study)
     calls, budget = case_evaluations(study.trials[0]), trials_worth * len(ctx.search)
     sampler_s, trial_s = [], []
     while calls < budget:
         before, t0 = timed.seconds, time.perf_counter()
-        frozen = study_mod._run_one(ctx, study, baseline)  # run_study's own trial path
+        frozen = _run_one(ctx, study, baseline)  # run_study's own trial path
         wall = time.perf_counter() - t0
         sampler_s.append(timed.seconds - before)
         trial_s.append(wall - sampler_s[-1])

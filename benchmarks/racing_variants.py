@@ -39,12 +39,15 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import search_cost as sc  # noqa: E402
 import search_efficiency as se  # noqa: E402
 
-from contextos_lab.autotune import study as study_mod  # noqa: E402
 from contextos_lab.autotune.context import RunContext, prepare  # noqa: E402
 from contextos_lab.autotune.pareto import hypervolume_history, trials_frame  # noqa: E402
-from contextos_lab.autotune.racing import case_evaluations  # noqa: E402
-from contextos_lab.autotune.sampler_config import SamplerConfig  # noqa: E402
-from contextos_lab.autotune.spec import load_spec  # noqa: E402
+from contextos_lab.autotune.racing.racing import case_evaluations  # noqa: E402
+from contextos_lab.autotune.sampling.config import SamplerConfig  # noqa: E402
+from contextos_lab.autotune.spec.load import load_spec  # noqa: E402
+from contextos_lab.autotune.study.baseline import ensure_baseline  # noqa: E402
+from contextos_lab.autotune.study.open import open_study  # noqa: E402
+from contextos_lab.autotune.study.storage import open_storage  # noqa: E402
+from contextos_lab.autotune.study.trial_run import _run_one  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 LEVEL = 0.95
@@ -71,11 +74,11 @@ _SHARED: dict[str, Any] = {}
 def calls_to_level(ctx: RunContext, cfg: SamplerConfig, truth: float, cap: int) -> float:
     """Case evaluations until the feasible front found reaches LEVEL of the true one (the
     trial that reached it included); inf when `cap` is spent first."""
-    study = study_mod.open_study(ctx, study_mod.open_storage("memory"), sampler=cfg)
-    baseline = study_mod.ensure_baseline(ctx, study)
+    study = open_study(ctx, open_storage("memory"), sampler=cfg)
+    baseline = ensure_baseline(ctx, study)
     calls = case_evaluations(study.trials[0])
     while calls < cap:
-        frozen = study_mod._run_one(ctx, study, baseline)  # run_study's own trial path
+        frozen = _run_one(ctx, study, baseline)  # run_study's own trial path
         calls += case_evaluations(frozen)
         if frozen.state.name == "COMPLETE":
             hist = hypervolume_history(trials_frame(study), ctx.spec)

@@ -12,7 +12,7 @@ spent (median and minimum over seeds).
 
 Full-fidelity trials read their scores from the enumerated grid (bit-identical to
 `score_config`, ~30x faster); racing trials run the harness on their subsets
-(`autotune.racing.race` -> `objective.evaluate_cases`), which is the point being measured.
+(`autotune.racing.racing.race` -> `objective.evaluate_cases`), which is the point being measured.
 
 Goals (issue 16), in `benchmarks/results/search_cost.json`:
   racing_share_of_calls_to_0.95   case evaluations racing needs to reach 0.95 of the true
@@ -56,12 +56,15 @@ import peer_samplers as ps  # noqa: E402
 import search_efficiency as se  # noqa: E402
 
 from contextos_lab.autotune import objective  # noqa: E402
-from contextos_lab.autotune import study as study_mod  # noqa: E402
 from contextos_lab.autotune.context import RunContext, prepare  # noqa: E402
 from contextos_lab.autotune.pareto import hypervolume_history, trials_frame  # noqa: E402
-from contextos_lab.autotune.racing import case_evaluations  # noqa: E402
-from contextos_lab.autotune.sampler_config import SamplerConfig  # noqa: E402
-from contextos_lab.autotune.spec import load_spec  # noqa: E402
+from contextos_lab.autotune.racing.racing import case_evaluations  # noqa: E402
+from contextos_lab.autotune.sampling.config import SamplerConfig  # noqa: E402
+from contextos_lab.autotune.spec.load import load_spec  # noqa: E402
+from contextos_lab.autotune.study.baseline import ensure_baseline  # noqa: E402
+from contextos_lab.autotune.study.open import open_study  # noqa: E402
+from contextos_lab.autotune.study.storage import open_storage  # noqa: E402
+from contextos_lab.autotune.study.trial_run import _run_one  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 EVALUATORS = ("policy", "safety", "utility", "latency", "economics")
@@ -119,14 +122,14 @@ def run_one(
         search=ctx.search,
         evaluate=ctx.evaluate,
     )
-    study = study_mod.open_study(ctx, study_mod.open_storage("memory"), sampler=cfg)
+    study = open_study(ctx, open_storage("memory"), sampler=cfg)
     timed = ps.TimedSampler(study.sampler)
     study.sampler = timed  # the sampler's own seconds (Optuna's BaseSampler API)
-    baseline = study_mod.ensure_baseline(ctx, study)
+    baseline = ensure_baseline(ctx, study)
     calls = case_evaluations(study.trials[0])
     while calls < max_calls and len(study.trials) < max_trials:
         # the trial path run_study's workers take (ask, run_trial, tell), one trial at a time
-        frozen = study_mod._run_one(ctx, study, baseline)
+        frozen = _run_one(ctx, study, baseline)
         calls += case_evaluations(frozen)
     frame = trials_frame(study)
     hist = hypervolume_history(frame, ctx.spec)

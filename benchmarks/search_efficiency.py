@@ -59,9 +59,9 @@ from contextos_lab.autotune.pareto import (  # noqa: E402
     normalised_losses,
     trials_frame,
 )
-from contextos_lab.autotune.sampler_config import SamplerConfig  # noqa: E402
-from contextos_lab.autotune.spec import load_spec  # noqa: E402
-from contextos_lab.autotune.study import run_study  # noqa: E402
+from contextos_lab.autotune.sampling.config import SamplerConfig  # noqa: E402
+from contextos_lab.autotune.spec.load import load_spec  # noqa: E402
+from contextos_lab.autotune.study.run import run_study  # noqa: E402
 from contextos_lab.harness.reference.scoring import EVALUATOR_ORDER, GridScorer  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"

@@ -46,7 +46,7 @@ from standin_llm import StandInLLM, make_cases  # noqa: E402
 from contextos_lab.autotune.budget import spend_frame, spend_total  # noqa: E402
 from contextos_lab.autotune.context import prepare  # noqa: E402
 from contextos_lab.autotune.objective import score_config  # noqa: E402
-from contextos_lab.autotune.spec import load_spec  # noqa: E402
+from contextos_lab.autotune.spec.load import load_spec  # noqa: E402
 from contextos_lab.autotune.sweep import sweep  # noqa: E402
 from contextos_lab.gate.run_gate import guardrails_of  # noqa: E402
 from contextos_lab.gate.verdict import decide  # noqa: E402

@@ -41,8 +41,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from contextos_lab.autotune.cases import case_set_from_frame  # noqa: E402
 from contextos_lab.autotune.context import prepare  # noqa: E402
-from contextos_lab.autotune.spec import parse_spec  # noqa: E402
-from contextos_lab.autotune.study import run_study  # noqa: E402
+from contextos_lab.autotune.spec.load import parse_spec  # noqa: E402
+from contextos_lab.autotune.study.run import run_study  # noqa: E402
 from contextos_lab.harness.protocol import (  # noqa: E402
     RESULT_COLUMNS,
 )

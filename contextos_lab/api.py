@@ -44,7 +44,7 @@ def load_trials(run: str | Path, study: str | None = None) -> pd.DataFrame:
     import optuna
 
     from contextos_lab.autotune.pareto import trials_frame
-    from contextos_lab.autotune.study import open_storage
+    from contextos_lab.autotune.study.storage import open_storage
 
     url = str(run)
     if "://" not in url and not url.endswith((".log", ".journal")):
@@ -109,7 +109,7 @@ def run_sweep(
     """The scheduled job (`contextos-lab sweep`): notebook 02 (search), notebook 03 (held-out
     gate), their HTML reports and the proposal files. Returns the `SweepJob` (run id, report
     paths, what was emitted); raises `UserError`/`JobError` with a one-line reason."""
-    from contextos_lab.sweep_command import run_sweep as _run_sweep
+    from contextos_lab.cli.sweep import run_sweep as _run_sweep
 
     return _run_sweep(spec, out, n_trials=n_trials, sources=sources, **kwargs)
 
@@ -131,7 +131,7 @@ class Report:
 
 def read_report(path: str | Path, name: str = "03_heldout_gate") -> Report:
     """A report's HTML: the file, or the newest `<name>.html` under a run's `reports/`."""
-    from contextos_lab.proposals.emit import sha256_file
+    from contextos_lab.proposals.files.emit import sha256_file
 
     p = Path(path)
     if p.is_dir():

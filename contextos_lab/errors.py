@@ -2,7 +2,7 @@
 
 Library code raises `UserError` for mistakes the user can fix (bad argument, missing, empty or
 malformed input, a storage URL that cannot name anything) and `Unreachable` when a storage
-server named correctly does not answer. The CLI's central handler (`contextos_lab.cli.main`)
+server named correctly does not answer. The CLI's central handler (`contextos_lab.cli.app.main`)
 prints either as one line on stderr and exits with its `code`. Notebook users see the same
 message as an ordinary exception. Other failures (a bug, a broken dependency) keep their
 tracebacks: they are not the user's to fix.

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import contextos_lab as cl
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.schemas import DecisionRecord
 from contextos_lab.store import ExperienceStore
 from tests.gate.gate_toy import write_project

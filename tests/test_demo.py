@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.cli import main
-from contextos_lab.proposals.emit import report_matches
+from contextos_lab.cli.app import main
+from contextos_lab.proposals.files.emit import report_matches
 from contextos_lab.reports.render import NOTEBOOKS
 from contextos_lab.store.locations import default_key_file
 from tests.reports.html_checks import check_reviewer_html

@@ -13,8 +13,10 @@ import pandas as pd
 
 from contextos_lab.autotune.budget import SpendMeter
 from contextos_lab.autotune.cases import CaseSet, load_case_set, scope_to_intent
-from contextos_lab.autotune.search_space import SearchSpace
-from contextos_lab.autotune.spec import SpecError, TuningRunSpec, check_spec
+from contextos_lab.autotune.spec.check import check_spec
+from contextos_lab.autotune.spec.load import SpecError
+from contextos_lab.autotune.spec.run_spec import TuningRunSpec
+from contextos_lab.autotune.spec.search_space import SearchSpace
 from contextos_lab.harness.case_inputs import declared_inputs
 from contextos_lab.harness.protocol import Harness, baseline_config, load_harness
 from contextos_lab.harness.result_cache import ResultCache, cache_reads_enabled

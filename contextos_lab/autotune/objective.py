@@ -177,6 +177,6 @@ def search_set_attr(ctx: RunContext) -> dict[str, Any]:
         attr["case_hashes"] = [h[:CASE_HASH_CHARS] for h in ctx.search.case_hashes]
     else:
         attr["case_hashes_in"] = (
-            "study artifact search_set_case_hashes.json (autotune.artifacts)"
+            "study artifact search_set_case_hashes.json (autotune.study.artifacts)"
         )
     return attr

@@ -19,7 +19,7 @@ import pandas as pd
 from optuna._hypervolume import compute_hypervolume  # exact (WFG; closed form in 2-D / 3-D)
 from optuna.trial import TrialState
 
-from contextos_lab.autotune.spec import TuningRunSpec
+from contextos_lab.autotune.spec.run_spec import TuningRunSpec
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
 

@@ -15,7 +15,6 @@ import optuna
 import pandas as pd
 
 from contextos_lab.autotune.context import RunContext, prepare
-from contextos_lab.autotune.fidelity import Fidelity
 from contextos_lab.autotune.pareto import (
     feasible_front,
     front_report,
@@ -24,9 +23,12 @@ from contextos_lab.autotune.pareto import (
     rank_candidates,
     trials_frame,
 )
-from contextos_lab.autotune.sampler_config import SamplerConfig
-from contextos_lab.autotune.spec import TuningRunSpec, load_spec
-from contextos_lab.autotune.study import default_storage_url, redact, run_study
+from contextos_lab.autotune.sampling.config import SamplerConfig
+from contextos_lab.autotune.spec.fidelity import Fidelity
+from contextos_lab.autotune.spec.load import load_spec
+from contextos_lab.autotune.spec.run_spec import TuningRunSpec
+from contextos_lab.autotune.study.run import run_study
+from contextos_lab.autotune.study.storage import default_storage_url, redact
 
 
 @dataclass

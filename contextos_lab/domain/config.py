@@ -130,7 +130,7 @@ class DomainConfig(BaseModel):
     #: target.intent -> the `intent` values its replay cases carry, when they are not the
     #: workflow name or a dotted child of it (autotune and the gate scope to these cases).
     case_intents: dict[str, tuple[str, ...]] = Field(default_factory=dict)
-    #: The replay gate's safety rules (`contextos_lab.proposals.replay`); none: safety is 1.
+    #: The replay gate's safety rules (`contextos_lab.proposals.replay.replay`); none: safety is 1.
     replay_safety: tuple[ReplaySafetyRule, ...] = ()
 
     @property

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from contextos_lab.gate.error_budget import GateBudget
+from contextos_lab.gate.heldout.error_budget import GateBudget
 from contextos_lab.gate.research import ResearchConfirmation
 from contextos_lab.gate.verdict import GateDecision
 

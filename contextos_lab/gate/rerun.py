@@ -31,7 +31,7 @@ def unchanged_since(
     """The earlier gate run in `out` on this spec, study front and held-out set, if any."""
     from contextos_lab.autotune.cases import load_case_set, scope_to_intent
     from contextos_lab.autotune.context import prepare
-    from contextos_lab.autotune.spec import load_spec
+    from contextos_lab.autotune.spec.load import load_spec
     from contextos_lab.gate.run_gate import GATE_FILE, load_gate_run, spec_hash
     from contextos_lab.gate.study_front import front_candidates, load_study
 

@@ -1,7 +1,7 @@
 """Held-out confirmation of ResearchTask candidates (the trace split, not the replay set).
 
 The cluster stage discovers a pattern on the search split of the traces and carries its spec.
-Here the same pattern is recounted on the held-out split (`run_insights.measure`), its rate
+Here the same pattern is recounted on the held-out split (`runs.insights.measure`), its rate
 tested against the baseline rate outside it (the one-sided proportions z-test the cluster stage
 used), and the p-values Holm-corrected across the candidates tested, as the gate does for tuning
 candidates. Only then may a ResearchTask file exist.
@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict
 
 from contextos_lab.gate.paired_tests import holm_adjust
 from contextos_lab.insights.findings.families import family_column
-from contextos_lab.insights.research_queue import ResearchCandidate
-from contextos_lab.insights.run_insights import RULES, measure, runs_frame
+from contextos_lab.insights.notes.research_queue import ResearchCandidate
+from contextos_lab.insights.runs.insights import RULES, measure, runs_frame
 from contextos_lab.insights.split import HELDOUT, SplitSpec
 from contextos_lab.insights.support import rate_test
 

@@ -2,7 +2,8 @@
 
 Reads the study from its storage by name (it must have been created from this spec: same
 problem hash), takes the feasible Pareto front in the seed's ranking, evaluates baseline and
-candidates on the held-out set (`gate.heldout`, the only reader), applies `verdict.decide` with
+candidates on the held-out set (`gate.heldout.heldout`, the only reader), applies `verdict.decide`
+with
 the spec's target and guardrails, optionally confirms ResearchTask candidates on the held-out
 split of the traces, and writes `gate.json`. Nothing is emitted or applied here.
 """
@@ -17,17 +18,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from contextos_lab.autotune.artifacts import recorded_case_hashes
 from contextos_lab.autotune.context import RunContext, prepare
-from contextos_lab.autotune.spec import TuningRunSpec, load_spec
-from contextos_lab.autotune.study import (
-    StorageUnreachable,
-    StudyMismatch,
-    default_storage_url,
-    problem_hash,
-    redact,
-)
-from contextos_lab.gate import ledger
+from contextos_lab.autotune.spec.load import load_spec
+from contextos_lab.autotune.spec.run_spec import TuningRunSpec
+from contextos_lab.autotune.study.artifacts import recorded_case_hashes
+from contextos_lab.autotune.study.open import StudyMismatch, problem_hash
+from contextos_lab.autotune.study.storage import StorageUnreachable, default_storage_url, redact
 from contextos_lab.gate.gate_record import (
     GATE_FILE,
     GateCandidate,
@@ -35,8 +31,9 @@ from contextos_lab.gate.gate_record import (
     GateRun,
     load_gate_run,
 )
-from contextos_lab.gate.heldout import open_heldout, paired_frames
-from contextos_lab.gate.ledger_entries import _confirm_research, _settle_budget
+from contextos_lab.gate.heldout import ledger
+from contextos_lab.gate.heldout.heldout import open_heldout, paired_frames
+from contextos_lab.gate.heldout.ledger_entries import _confirm_research, _settle_budget
 from contextos_lab.gate.research import ResearchConfirmation
 from contextos_lab.gate.study_front import StudyNotFound, front_candidates, load_study
 from contextos_lab.gate.verdict import GateGuardrails, decide

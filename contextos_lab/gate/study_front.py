@@ -11,8 +11,8 @@ from contextos_lab.autotune.pareto import (
     rank_candidates,
     trials_frame,
 )
-from contextos_lab.autotune.spec import TuningRunSpec
-from contextos_lab.autotune.study import open_storage, redact
+from contextos_lab.autotune.spec.run_spec import TuningRunSpec
+from contextos_lab.autotune.study.storage import open_storage, redact
 
 
 class StudyNotFound(LookupError):

@@ -18,9 +18,9 @@ from contextos_lab.insights.attribution.by_source import attribute_by_source
 from contextos_lab.insights.attribution.mechanisms import mechanism_clusters
 from contextos_lab.insights.attribution.runs import COLUMNS as ATTRIBUTION_COLUMNS
 from contextos_lab.insights.findings import DEFAULT_FAMILY, Candidate, family_of_inputs, hold
-from contextos_lab.insights.research_queue import ResearchCandidate, research_candidates
+from contextos_lab.insights.notes.research_queue import ResearchCandidate, research_candidates
 from contextos_lab.insights.routing import routing_frame
-from contextos_lab.insights.run_insights import (
+from contextos_lab.insights.runs.insights import (
     RULES,
     failure_table,
     run_insight_candidates,

@@ -25,7 +25,7 @@ import pandas as pd
 
 from contextos_lab.insights.findings.families import DEFAULT_FAMILY, family_column
 from contextos_lab.insights.pipeline import ClusterReport
-from contextos_lab.insights.run_insights import measure
+from contextos_lab.insights.runs.insights import measure
 from contextos_lab.insights.split import SEARCH
 
 

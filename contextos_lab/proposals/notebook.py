@@ -10,20 +10,20 @@ from typing import Any
 
 import pandas as pd
 
-from contextos_lab.proposals.bundle_registry import BundleRegistry
-from contextos_lab.proposals.checklist import latest_verdict, rule_for
-from contextos_lab.proposals.compilers import cluster_records, propose_from_insight
-from contextos_lab.proposals.goldens import bundled_goldens, load_goldens
-from contextos_lab.proposals.policy_bundle import apply_patch
-from contextos_lab.proposals.release import (
+from contextos_lab.proposals.compile.compilers import cluster_records, propose_from_insight
+from contextos_lab.proposals.policy.bundle import apply_patch
+from contextos_lab.proposals.policy.registry import BundleRegistry
+from contextos_lab.proposals.release.checklist import latest_verdict, rule_for
+from contextos_lab.proposals.release.release import (
     ReleaseRefused,
     record_replay,
     release_proposal,
     send_to_replay,
 )
-from contextos_lab.proposals.replay import replay_frame, resolve_baseline, run_replay_gate
-from contextos_lab.proposals.reviews import ReviewRefused, sign_reviews
-from contextos_lab.proposals.why import WhyAnswer, why_rule_exists
+from contextos_lab.proposals.release.reviews import ReviewRefused, sign_reviews
+from contextos_lab.proposals.release.why import WhyAnswer, why_rule_exists
+from contextos_lab.proposals.replay.goldens import bundled_goldens, load_goldens
+from contextos_lab.proposals.replay.replay import replay_frame, resolve_baseline, run_replay_gate
 from contextos_lab.schemas.insight import InsightCluster
 from contextos_lab.schemas.lifecycle import LifecycleStatus
 from contextos_lab.schemas.review import ReviewVerdict

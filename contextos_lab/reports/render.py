@@ -161,7 +161,7 @@ def to_html(notebook: Path, html: Path | None = None) -> RenderedReport:
     import nbformat
     from nbconvert import HTMLExporter
 
-    from contextos_lab.proposals.emit import sha256_file
+    from contextos_lab.proposals.files.emit import sha256_file
 
     html = html or notebook.with_suffix(".html")
     nb = reviewer_view(nbformat.read(str(notebook), as_version=4))

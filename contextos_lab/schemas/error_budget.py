@@ -1,6 +1,7 @@
 """A held-out set's error budget as a run spec declares it (LORD++ settings; seed 001's gate).
 
-The schema only: the gate (`gate.error_budget`) spends it; the spec, a layer below, carries it.
+The schema only: the gate (`gate.heldout.error_budget`) spends it; the spec, a layer below, carries
+it.
 """
 
 from __future__ import annotations

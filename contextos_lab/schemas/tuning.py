@@ -83,7 +83,7 @@ class TuningProposal(Envelope):
     target: TuningTarget
     guardrails: dict[str, Any] = Field(default_factory=dict)
     # Seed 001's own TuningProposal example omits the run declarations, so they are optional
-    # here; the gate's emitter (proposals/emit.py) always fills them from the run spec.
+    # here; the gate's emitter (proposals/files/emit.py) always fills them from the run spec.
     baseline_tuple: BaselineTuple | None = None
     tunable_surfaces: tuple[str, ...] | None = None
     search_set: str | None = Field(

@@ -17,9 +17,9 @@ import numpy as np
 
 from contextos_lab.domain import load_project, use_project
 from contextos_lab.harness.replay_sets import write_replay_set
-from contextos_lab.proposals.goldens import ExpectedOutcome, GoldenCase, dump_goldens
-from contextos_lab.proposals.policy_bundle import PolicyBundle, apply_patch
-from contextos_lab.proposals.replay import replay_decision_record
+from contextos_lab.proposals.policy.bundle import PolicyBundle, apply_patch
+from contextos_lab.proposals.replay.goldens import ExpectedOutcome, GoldenCase, dump_goldens
+from contextos_lab.proposals.replay.replay import replay_decision_record
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.decision import DecisionRecord, TerminalStatus
 from contextos_lab.schemas.strategy import Patch

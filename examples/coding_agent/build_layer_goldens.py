@@ -12,7 +12,12 @@ import importlib.util
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from contextos_lab.proposals.goldens import ExpectedOutcome, GoldenCase, dump_goldens, outputs_hash
+from contextos_lab.proposals.replay.goldens import (
+    ExpectedOutcome,
+    GoldenCase,
+    dump_goldens,
+    outputs_hash,
+)
 from contextos_lab.schemas.decision import DecisionRecord, TerminalStatus
 
 HERE = Path(__file__).resolve().parent

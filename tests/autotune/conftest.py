@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from contextos_lab.autotune.context import RunContext, prepare
-from contextos_lab.autotune.spec import parse_spec
+from contextos_lab.autotune.spec.load import parse_spec
 from tests.autotune.toy import toy_cases
 
 

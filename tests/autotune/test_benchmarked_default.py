@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.autotune.fidelity import RacingSchedule
-from contextos_lab.autotune.run_spec import TuningRunSpec
-from contextos_lab.autotune.sampler_config import SamplerConfig
+from contextos_lab.autotune.sampling.config import SamplerConfig
+from contextos_lab.autotune.spec.fidelity import RacingSchedule
+from contextos_lab.autotune.spec.run_spec import TuningRunSpec
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from tests.autotune.conftest import toy_spec_dict
 
 

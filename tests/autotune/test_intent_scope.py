@@ -41,7 +41,7 @@ def test_a_set_without_intents_is_kept_whole() -> None:
 
 
 def test_the_reference_spec_searches_only_refund_cases(search_cases) -> None:
-    from contextos_lab.autotune.spec import load_spec
+    from contextos_lab.autotune.spec.load import load_spec
     from tests.conftest import REPO_ROOT
 
     spec = load_spec(REPO_ROOT / "specs" / "reference_refund.yaml")
@@ -53,8 +53,8 @@ def test_the_reference_spec_searches_only_refund_cases(search_cases) -> None:
 
 def test_prepare_and_the_gates_heldout_read_are_scoped(tmp_path) -> None:
     from contextos_lab.autotune.context import prepare
-    from contextos_lab.autotune.spec import load_spec
-    from contextos_lab.gate.heldout import open_heldout
+    from contextos_lab.autotune.spec.load import load_spec
+    from contextos_lab.gate.heldout.heldout import open_heldout
     from tests.conftest import REPO_ROOT
 
     ctx = prepare(load_spec(REPO_ROOT / "specs" / "reference_refund.yaml"))

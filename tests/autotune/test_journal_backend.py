@@ -8,7 +8,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from contextos_lab.autotune.study import _FlushedJournalFileBackend, open_storage
+from contextos_lab.autotune.study.storage import _FlushedJournalFileBackend, open_storage
 
 
 def test_journal_urls_use_the_flushed_backend_and_never_fsync(

@@ -6,7 +6,11 @@ import optuna
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.samplers import TPESampler
 
-from contextos_lab.autotune.local_search import FrontLocalSearchSampler, feasible_front, grid_values
+from contextos_lab.autotune.sampling.local_search import (
+    FrontLocalSearchSampler,
+    feasible_front,
+    grid_values,
+)
 
 KNOBS = ("a", "b", "c")
 

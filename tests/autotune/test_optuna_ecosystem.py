@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from contextos_lab.autotune.artifacts import CASE_HASHES_ATTR, recorded_case_hashes
 from contextos_lab.autotune.pareto import feasible_front
+from contextos_lab.autotune.study.artifacts import CASE_HASHES_ATTR, recorded_case_hashes
 from contextos_lab.autotune.sweep import SweepResult, sweep
 from tests.autotune.conftest import toy_spec_dict
 
@@ -74,8 +74,8 @@ def test_dashboard_shows_named_objectives_and_no_infeasible_best(swept: SweepRes
     pytest.importorskip("optuna_dashboard")
     from optuna_dashboard import wsgi
 
-    from contextos_lab.autotune.dashboard import adapt_dashboard
-    from contextos_lab.autotune.study import open_storage
+    from contextos_lab.autotune.study.storage import open_storage
+    from contextos_lab.cli.dashboard import adapt_dashboard
 
     adapt_dashboard()
     app = wsgi(open_storage(swept.storage))
@@ -92,7 +92,7 @@ def test_dashboard_shows_named_objectives_and_no_infeasible_best(swept: SweepRes
 
 
 def test_dashboard_command_refuses_a_folder_without_a_study(tmp_path: Path, capsys) -> None:
-    from contextos_lab.cli import main
+    from contextos_lab.cli.app import main
 
     assert main(["dashboard", "--out", str(tmp_path)]) == 2
     assert "no study storage" in capsys.readouterr().err

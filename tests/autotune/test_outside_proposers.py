@@ -10,12 +10,12 @@ from pathlib import Path
 import optuna
 import pytest
 
-from contextos_lab.autotune.spec import load_spec
-from contextos_lab.autotune.study import open_storage
-from contextos_lab.cli import main
+from contextos_lab.autotune.spec.load import load_spec
+from contextos_lab.autotune.study.storage import open_storage
+from contextos_lab.cli.app import main
 from contextos_lab.gate.run_gate import load_gate_run, run_gate
-from contextos_lab.proposals.emit import emit
-from contextos_lab.proposals.emitted_store import store_emitted
+from contextos_lab.proposals.files.emit import emit
+from contextos_lab.proposals.files.emitted_store import store_emitted
 from contextos_lab.schemas.preference import PreferenceEntry
 from contextos_lab.schemas.tuning import TuningProposal
 from contextos_lab.store import ExperienceStore

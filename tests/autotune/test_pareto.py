@@ -14,7 +14,7 @@ from contextos_lab.autotune.pareto import (
     normalised_losses,
     rank_candidates,
 )
-from contextos_lab.autotune.spec import parse_spec
+from contextos_lab.autotune.spec.load import parse_spec
 from tests.autotune.conftest import toy_spec_dict
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from optuna.trial import TrialState
 
 from contextos_lab.autotune.objective import score_config
-from contextos_lab.autotune.spec import parse_spec
-from contextos_lab.autotune.study import run_study
+from contextos_lab.autotune.spec.load import parse_spec
+from contextos_lab.autotune.study.run import run_study
 from contextos_lab.autotune.sweep import sweep, write_front_json
 from contextos_lab.reports.sweep_summary import summary_markdown
 from tests.autotune.conftest import racing_ctx, toy_spec_dict

@@ -17,7 +17,8 @@ import pytest
 import yaml
 from optuna.trial import TrialState
 
-from contextos_lab.autotune.study import counted_trials, open_storage
+from contextos_lab.autotune.study.storage import open_storage
+from contextos_lab.autotune.study.trial_count import counted_trials
 from contextos_lab.gate.run_gate import run_gate
 from tests.autotune.conftest import toy_spec_dict
 from tests.gate.gate_toy import write_project

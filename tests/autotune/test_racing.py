@@ -13,13 +13,13 @@ from optuna.trial import TrialState
 
 from contextos_lab.autotune.cases import case_set_from_frame
 from contextos_lab.autotune.context import prepare
-from contextos_lab.autotune.fidelity import RacingSchedule
 from contextos_lab.autotune.objective import constraint_values, score_config
 from contextos_lab.autotune.pareto import feasible_front, trials_frame
-from contextos_lab.autotune.racing import case_evaluations, case_order
-from contextos_lab.autotune.racing_bounds import estimate
-from contextos_lab.autotune.spec import SpecError, parse_spec
-from contextos_lab.autotune.study import run_study
+from contextos_lab.autotune.racing.bounds import estimate
+from contextos_lab.autotune.racing.racing import case_evaluations, case_order
+from contextos_lab.autotune.spec.fidelity import RacingSchedule
+from contextos_lab.autotune.spec.load import SpecError, parse_spec
+from contextos_lab.autotune.study.run import run_study
 from contextos_lab.autotune.sweep import collect, sweep
 from contextos_lab.reports.sweep_summary import trials_table
 from tests.autotune.conftest import racing_ctx, toy_spec_dict
@@ -268,7 +268,7 @@ def test_sweep_races_by_default_and_runs_full_on_request(big_case_dir: Path) -> 
 def test_a_malformed_racing_reference_is_ignored_not_raced_on() -> None:
     import optuna
 
-    from contextos_lab.autotune.racing_references import reference_of
+    from contextos_lab.autotune.racing.references import reference_of
 
     def trial(ref: object) -> optuna.trial.FrozenTrial:
         return optuna.trial.create_trial(
@@ -290,8 +290,8 @@ def test_a_config_repeating_a_completed_one_is_bounded_about_that_trials_exact_m
     """A regression of 0.06 against an accepted delta of 0.05 is not provable from 300 of 450
     cases alone, nor paired with a baseline that differs case by case; it is once the config
     is paired with the completed (infeasible) trial it repeats case for case."""
-    from contextos_lab.autotune.racing import drop_reason
-    from contextos_lab.autotune.racing_references import Reference, nearest_reference
+    from contextos_lab.autotune.racing.racing import drop_reason
+    from contextos_lab.autotune.racing.references import Reference, nearest_reference
 
     guardrails = {
         "floors": {"policy": 0.99, "safety": 1.0},

@@ -8,7 +8,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextos_lab.autotune.racing_bounds import estimate, paired
+from contextos_lab.autotune.racing.bounds import estimate, paired
 
 
 def _population(seed: int, n_total: int, flip: float) -> tuple[pd.DataFrame, pd.DataFrame]:

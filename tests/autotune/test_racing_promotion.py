@@ -10,13 +10,13 @@ import optuna
 import pandas as pd
 from optuna.trial import TrialState
 
-from contextos_lab.autotune.racing_promotion import (
+from contextos_lab.autotune.racing.promotion import (
     not_promoted_reason,
     point_estimate,
     promotes_on_estimate,
 )
-from contextos_lab.autotune.racing_references import Reference
-from contextos_lab.autotune.study import run_study
+from contextos_lab.autotune.racing.references import Reference
+from contextos_lab.autotune.study.run import run_study
 from tests.autotune.conftest import racing_ctx
 
 NAMES = ("policy", "safety", "utility", "latency", "economics")
@@ -151,7 +151,7 @@ def test_an_enqueued_repeat_of_the_baseline_is_completed_not_stopped(big_case_di
 
 def test_the_promotion_rule_does_not_change_the_racing_order(big_case_dir: Path) -> None:
     """A study resumed under the other rule keeps pairing with the references it kept."""
-    from contextos_lab.autotune.racing import order_key
+    from contextos_lab.autotune.racing.racing import order_key
 
     keys = {
         order_key(racing_ctx(big_case_dir, racing={"promotion": p}))

@@ -12,12 +12,15 @@ from hypothesis import strategies as st
 from optuna.trial import TrialState
 
 from contextos_lab.autotune.context import RunContext
-from contextos_lab.autotune.fidelity import RacingSchedule
 from contextos_lab.autotune.objective import constraint_values
-from contextos_lab.autotune.racing import case_evaluations, order_key, racing_seed
-from contextos_lab.autotune.racing_order import racing_order
-from contextos_lab.autotune.racing_proof import proven_breach
-from contextos_lab.autotune.study import ensure_baseline, open_storage, open_study, work
+from contextos_lab.autotune.racing.order import racing_order
+from contextos_lab.autotune.racing.proof import proven_breach
+from contextos_lab.autotune.racing.racing import case_evaluations, order_key, racing_seed
+from contextos_lab.autotune.spec.fidelity import RacingSchedule
+from contextos_lab.autotune.study.baseline import ensure_baseline
+from contextos_lab.autotune.study.open import open_study
+from contextos_lab.autotune.study.run import work
+from contextos_lab.autotune.study.storage import open_storage
 from tests.autotune.conftest import racing_ctx
 
 #: What an unseen case scores at best on each toy evaluator.

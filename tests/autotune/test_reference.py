@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.autotune.artifacts import recorded_case_hashes
-from contextos_lab.autotune.spec import load_spec
+from contextos_lab.autotune.spec.load import load_spec
+from contextos_lab.autotune.study.artifacts import recorded_case_hashes
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = REPO / "specs" / "reference_refund.yaml"

@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from contextos_lab.autotune.spec import default_set_checker
+from contextos_lab.autotune.spec.check import default_set_checker
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.harness.result_cache import CACHE_ENV, NO_CACHE_ENV
 from tests.autotune.conftest import toy_spec_dict
 

@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from contextos_lab.autotune.context import prepare
-from contextos_lab.autotune.spec import SpecError, check_spec, load_spec, parse_spec
+from contextos_lab.autotune.spec.check import check_spec
+from contextos_lab.autotune.spec.load import SpecError, load_spec, parse_spec
 from tests.autotune.conftest import toy_spec_dict
 
 

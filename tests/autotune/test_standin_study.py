@@ -14,7 +14,7 @@ import pytest
 from contextos_lab.autotune.budget import spend_frame, spend_total
 from contextos_lab.autotune.context import prepare
 from contextos_lab.autotune.objective import score_config
-from contextos_lab.autotune.spec import SpecError, load_spec, parse_spec
+from contextos_lab.autotune.spec.load import SpecError, load_spec, parse_spec
 from contextos_lab.autotune.sweep import sweep
 from contextos_lab.gate.run_gate import run_gate
 from contextos_lab.harness.protocol import RunResult
@@ -117,7 +117,7 @@ def test_error_rate_is_a_floor(spec_dir: Path) -> None:
     spec = load_spec(spec_dir / "spec.yaml")
     ctx = prepare(spec, harness=FlakyStandIn())
     study = optuna.create_study(directions=spec.directions)
-    from contextos_lab.autotune.trial_run import run_trial
+    from contextos_lab.autotune.study.trial_run import run_trial
 
     trial = study.ask()
     run_trial(ctx, trial, None)
@@ -128,7 +128,7 @@ def test_error_rate_is_a_floor(spec_dir: Path) -> None:
 
 def test_bad_harness_path_and_relative_module_resolution(spec_dir: Path) -> None:
     raw = load_spec(spec_dir / "spec.yaml").model_dump(mode="json")
-    from contextos_lab.autotune.spec import check_spec
+    from contextos_lab.autotune.spec.check import check_spec
 
     _, harness, _ = check_spec(raw, base_dir=spec_dir)
     assert harness.name == "standin-llm"
@@ -146,7 +146,7 @@ def test_sweep_command_on_the_stand_in_stops_at_budget_and_emits_gated_proposals
 ) -> None:
     """`contextos-lab sweep` (notebooks 02 and 03 under papermill, run in the caller's cwd)
     with concurrency, repeats, the cache and a money budget."""
-    from contextos_lab.cli import main
+    from contextos_lab.cli.app import main
     from contextos_lab.gate.run_gate import load_gate_run
 
     cwd = tmp_path / "work"
@@ -171,7 +171,7 @@ def test_sweep_command_on_the_stand_in_stops_at_budget_and_emits_gated_proposals
 
 
 def test_a_study_refuses_to_resume_with_other_repeats(spec_dir: Path, tmp_path: Path) -> None:
-    from contextos_lab.autotune.study import StudyMismatch
+    from contextos_lab.autotune.study.open import StudyMismatch
 
     spec = load_spec(spec_dir / "spec.yaml").model_copy(update={"budget": None})
     sweep(spec, out_dir=tmp_path, n_trials=2, progress=False)

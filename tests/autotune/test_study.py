@@ -18,18 +18,12 @@ from optuna.trial import TrialState
 
 from contextos_lab.autotune.context import RunContext, prepare
 from contextos_lab.autotune.pareto import feasible_front, trials_frame
-from contextos_lab.autotune.spec import load_spec, parse_spec
-from contextos_lab.autotune.study import (
-    HarnessUnreachable,
-    StorageUnreachable,
-    StudyMismatch,
-    counted_trials,
-    ensure_baseline,
-    open_storage,
-    open_study,
-    run_study,
-    work,
-)
+from contextos_lab.autotune.spec.load import load_spec, parse_spec
+from contextos_lab.autotune.study.baseline import HarnessUnreachable, ensure_baseline
+from contextos_lab.autotune.study.open import StudyMismatch, open_study
+from contextos_lab.autotune.study.run import run_study, work
+from contextos_lab.autotune.study.storage import StorageUnreachable, open_storage
+from contextos_lab.autotune.study.trial_count import counted_trials
 from tests.autotune.conftest import toy_spec_dict
 
 REPO = Path(__file__).resolve().parents[2]
@@ -180,7 +174,7 @@ def test_two_workers_share_one_journal_study(case_dir: Path) -> None:
 def test_a_just_asked_trial_with_no_worker_yet_is_not_reaped() -> None:
     """Another process's trial between `ask()` and recording its worker is alive, not dead
     (the race that failed CI with three `search` processes on PostgreSQL)."""
-    from contextos_lab.autotune.study import reap_interrupted
+    from contextos_lab.autotune.study.trial_count import reap_interrupted
 
     study = optuna.create_study()
     fresh = study.ask()
@@ -193,7 +187,7 @@ def test_a_just_asked_trial_with_no_worker_yet_is_not_reaped() -> None:
 
 
 def test_a_trial_whose_worker_process_is_gone_is_reaped_at_once() -> None:
-    from contextos_lab.autotune.study import reap_interrupted
+    from contextos_lab.autotune.study.trial_count import reap_interrupted
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()

@@ -1,4 +1,4 @@
-"""`trial_attrs.record` stores exactly what `set_user_attr` / `set_constraint` store, on every
+"""`study.trial_attrs.record` stores exactly what `set_user_attr` / `set_constraint` store, on every
 storage kind (RDB in one commit, journal and memory through the public calls)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 import optuna
 import pytest
 
-from contextos_lab.autotune import trial_attrs
-from contextos_lab.autotune.study import open_storage
+from contextos_lab.autotune.study import trial_attrs
+from contextos_lab.autotune.study.storage import open_storage
 
 USER: dict[str, Any] = {"scores": {"utility": 0.5, "latency": 120.0}, "run": {"n": [1, 2]}}
 CONSTRAINTS = {"floor_policy": -0.25, "delta_utility": 0.0}

@@ -11,7 +11,8 @@ import optuna
 import yaml
 from optuna.trial import TrialState
 
-from contextos_lab.autotune.study import counted_trials, open_storage
+from contextos_lab.autotune.study.storage import open_storage
+from contextos_lab.autotune.study.trial_count import counted_trials
 from tests.autotune.conftest import toy_spec_dict
 
 REPO = Path(__file__).resolve().parents[2]

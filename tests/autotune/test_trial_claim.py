@@ -13,8 +13,8 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from contextos_lab.autotune.trial_claim import ask_claimed, open_claims, worker_id
-from contextos_lab.autotune.trial_count import reap_interrupted
+from contextos_lab.autotune.study.trial_claim import ask_claimed, open_claims, worker_id
+from contextos_lab.autotune.study.trial_count import reap_interrupted
 
 _DIE_IN_ASK = """
 import optuna, os, socket, sys

@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-from contextos_lab.cli import COMMAND_MODULES, main
+from contextos_lab.cli.app import COMMAND_MODULES, main
 
 
 @pytest.mark.parametrize("name", COMMAND_MODULES)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from contextos_lab.bundled import REPO_ROOT
-from contextos_lab.cli import build_parser
-from contextos_lab.cli_conventions import iso_datetime, positive_int
+from contextos_lab.cli.app import build_parser
+from contextos_lab.cli.conventions import iso_datetime, positive_int
 from contextos_lab.errors import EXIT_STORAGE
 
 SPEC = str(REPO_ROOT / "specs" / "reference_refund.yaml")

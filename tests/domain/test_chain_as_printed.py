@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -98,7 +98,7 @@ def test_the_chain_runs_as_printed_on_the_coding_agent(clean_env: Path, capsys) 
 
 def test_the_chain_runs_as_printed_on_the_bundled_refund_desk(clean_env: Path, capsys) -> None:
     from contextos_lab.domain.loader import BUNDLED_PROJECT
-    from contextos_lab.harness.reference.loop_example import APPROVER, REVIEWERS
+    from contextos_lab.example.loop_example import APPROVER, REVIEWERS
 
     reviewers = [REVIEWERS[r] for r in ("compliance", "reliability", "security")]
     ran = follow(["project", "--check", "--project", str(BUNDLED_PROJECT)], capsys, reviewers,

@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.insights.synthesize import synthesize_insights
-from contextos_lab.proposals.bundle_registry import BundleRegistry
-from contextos_lab.proposals.compilers import (
+from contextos_lab.proposals.compile.compilers import (
     cluster_records,
     compile_insight,
     compile_strategy_rule,
     propose_from_insight,
 )
-from contextos_lab.proposals.policy_bundle import PolicyBundle, apply_patch, evaluate
-from contextos_lab.proposals.replay import run_replay_gate
+from contextos_lab.proposals.policy.bundle import PolicyBundle, apply_patch, evaluate
+from contextos_lab.proposals.policy.registry import BundleRegistry
+from contextos_lab.proposals.replay.replay import run_replay_gate
 from contextos_lab.schemas import AdjustmentLayer, FeedbackEntry, InsightCluster
 from contextos_lab.schemas.strategy import StrategyProposal, StrategyRule
 from contextos_lab.store import ExperienceStore

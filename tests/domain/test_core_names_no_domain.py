@@ -7,7 +7,7 @@ The vocabulary is read from the example projects' own files (manifest, bundles, 
 compiler table), so a name a project adds is covered without editing this test. Single plain
 words among them (`amount`, `tool`, `steps`, ...) are ordinary English the core uses for itself;
 they are forbidden only as literal keys into `inputs`. `human_approval` is the core's own
-evidence kind (`policy_bundle.HUMAN_APPROVAL`), which the examples use, not theirs.
+evidence kind (`policy.bundle.HUMAN_APPROVAL`), which the examples use, not theirs.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import pandas as pd
 import pytest
 
 from contextos_lab.domain import BUNDLED_PROJECT, DomainConfig, load_project
-from contextos_lab.proposals.goldens import load_goldens
-from contextos_lab.proposals.policy_bundle import HUMAN_APPROVAL, PolicyBundle
+from contextos_lab.proposals.policy.bundle import HUMAN_APPROVAL, PolicyBundle
+from contextos_lab.proposals.replay.goldens import load_goldens
 from tests.domain.conftest import CODING_AGENT, REPO_ROOT
 
 CORE = ("schemas", "evaluators", "store", "loaders", "insights", "proposals", "gate", "autotune")

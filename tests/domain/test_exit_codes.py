@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 
 CODING = Path(__file__).resolve().parents[2] / "examples" / "coding_agent"
 

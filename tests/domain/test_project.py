@@ -150,7 +150,7 @@ def test_not_a_project(tmp_path) -> None:
 
 
 def test_project_command_shows_the_domain_and_refuses_a_bad_one(capsys, tmp_path) -> None:
-    from contextos_lab.cli import main
+    from contextos_lab.cli.app import main
 
     assert main(["project", "--project", str(CODING_AGENT)]) == 0
     out = capsys.readouterr().out

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.domain.loader import BUNDLED_PROJECT
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.domain.loader import BUNDLED_PROJECT
 from contextos_lab.store.project_binding import recorded_project
 
@@ -103,7 +103,7 @@ def test_sweep_and_gate_hand_the_project_to_their_notebooks(run, tmp_path, monke
     to record what a kernel would see), and restored after."""
     import os
 
-    import contextos_lab.sweep_command as sweep
+    import contextos_lab.cli.sweep as sweep
 
     seen: dict[str, str | None] = {}
 

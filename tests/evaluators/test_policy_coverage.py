@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import pandas as pd
 import yaml
 
-from contextos_lab.autotune.commands import policy_warnings
-from contextos_lab.autotune.spec_parts import DEFAULT_EVALUATE
-from contextos_lab.cli import main
+from contextos_lab.autotune.spec.parts import DEFAULT_EVALUATE
+from contextos_lab.cli.app import main
+from contextos_lab.cli.autotune import policy_warnings
 from contextos_lab.domain.loader import BUNDLED_PROJECT
 from contextos_lab.evaluators.policy_coverage import unruled_intents
 

@@ -11,14 +11,14 @@ import pandas as pd
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 
-from contextos_lab.cli import main
-from contextos_lab.gate import ledger
-from contextos_lab.gate.error_budget import state
-from contextos_lab.gate.ledger import HeldoutBudgetSpent
+from contextos_lab.cli.app import main
+from contextos_lab.gate.heldout import ledger
+from contextos_lab.gate.heldout.error_budget import state
+from contextos_lab.gate.heldout.ledger import HeldoutBudgetSpent
+from contextos_lab.gate.heldout.reuse_simulation import holm_rows, mcnemar_exact_p, simulate_reuse
 from contextos_lab.gate.paired_tests import holm_adjust
-from contextos_lab.gate.reuse_simulation import holm_rows, mcnemar_exact_p, simulate_reuse
 from contextos_lab.gate.run_gate import run_gate
-from contextos_lab.proposals.emit import emit
+from contextos_lab.proposals.files.emit import emit
 from contextos_lab.schemas.error_budget import ErrorBudget
 from tests.gate.conftest import study_for
 from tests.gate.gate_toy import cases, write_project

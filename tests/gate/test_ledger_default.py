@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.cli import main
-from contextos_lab.gate import ledger
+from contextos_lab.cli.app import main
+from contextos_lab.gate.heldout import ledger
 from contextos_lab.reports.render import REPO_ROOT
 from tests.gate.conftest import study_for
 from tests.gate.gate_toy import write_project
@@ -64,7 +64,7 @@ def test_gate_without_ledger_writes_default_ledger_under_the_callers_cwd(
 def test_sweep_relative_env_ledger_resolves_against_the_callers_cwd(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from contextos_lab.sweep_command import run_sweep
+    from contextos_lab.cli.sweep import run_sweep
 
     spec = write_project(tmp_path / "p", tunable_surfaces=["top_k"], n_trials=6)
     cwd = tmp_path / "elsewhere"

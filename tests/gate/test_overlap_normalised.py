@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from contextos_lab.autotune.cases import case_set_from_frame, load_case_set, overlap
-from contextos_lab.gate.heldout import HeldoutOverlapError, check_heldout
+from contextos_lab.gate.heldout.heldout import HeldoutOverlapError, check_heldout
 
 
 def _cases(prefix: str, texts: list[str], amounts: list[object] | None = None) -> pd.DataFrame:

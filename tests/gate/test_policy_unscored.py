@@ -13,7 +13,7 @@ import pandas as pd
 
 from contextos_lab.gate.run_gate import load_gate_run, run_gate
 from contextos_lab.gate.verdict import GateGuardrails, decide
-from contextos_lab.proposals.emit import emit
+from contextos_lab.proposals.files.emit import emit
 from contextos_lab.reports.gate_summary import guardrail_status
 from tests.gate.conftest import study_for
 from tests.gate.gate_toy import write_project

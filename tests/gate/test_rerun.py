@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contextos_lab.cli import main
-from contextos_lab.gate import ledger
+from contextos_lab.cli.app import main
+from contextos_lab.gate.heldout import ledger
 from contextos_lab.gate.rerun import unchanged_since
 from contextos_lab.gate.run_gate import run_gate
 from tests.gate.conftest import study_for

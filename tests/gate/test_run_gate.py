@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from contextos_lab.gate import ledger
-from contextos_lab.gate.heldout import HeldoutOverlapError
+from contextos_lab.gate.heldout import ledger
+from contextos_lab.gate.heldout.heldout import HeldoutOverlapError
 from contextos_lab.gate.run_gate import StudyNotFound, load_gate_run, run_gate
-from contextos_lab.proposals.emit import emit
+from contextos_lab.proposals.files.emit import emit
 from tests.gate.conftest import study_for
 from tests.gate.gate_toy import cases, write_project
 
@@ -77,7 +77,7 @@ def test_overlapping_heldout_is_refused_naming_the_cases(project: Path, ledger_f
 def test_gate_refuses_overlap_on_its_own(project: Path, ledger_file: Path) -> None:
     """Even with the spec check bypassed, the held-out reader refuses a leaked case."""
     from contextos_lab.autotune.context import prepare
-    from contextos_lab.autotune.spec import load_spec
+    from contextos_lab.autotune.spec.load import load_spec
 
     out = project.parent / "out"
     url = study_for(project, out)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from pydantic import Field, create_model
 
-from contextos_lab.autotune.run_spec import TuningRunSpec
-from contextos_lab.autotune.spec_load import parse_spec, read_spec_file
+from contextos_lab.autotune.spec.load import parse_spec, read_spec_file
+from contextos_lab.autotune.spec.run_spec import TuningRunSpec
 from contextos_lab.gate.run_gate import spec_hash
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.schemas.tuning import TuningProposal
 from contextos_lab.store import ExperienceStore
 from tests.gate.gate_toy import write_project

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.evaluators.assertions import evaluate, holds
 from contextos_lab.harness.case_format import CaseFormatError, convert, read_cases
 

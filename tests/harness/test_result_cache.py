@@ -73,7 +73,7 @@ def test_memory_cache_and_urls(tmp_path: Path) -> None:
 
 
 def test_no_cache_flag_reaches_every_reader(monkeypatch: pytest.MonkeyPatch) -> None:
-    from contextos_lab.cli import build_parser
+    from contextos_lab.cli.app import build_parser
     from contextos_lab.harness.result_cache import NO_CACHE_ENV, cache_reads_enabled
 
     monkeypatch.setenv(NO_CACHE_ENV, "0")  # restored after the test

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from contextos_lab import cli
-from contextos_lab.harness import runner, runs_commands
+from contextos_lab.cli import app as cli
+from contextos_lab.cli import runs as runs_commands
+from contextos_lab.harness import runner
 from contextos_lab.harness.runner import (
     CommandRecord,
     HeadTail,
@@ -426,7 +427,7 @@ def test_runs_tail_highlights_latest_failure_and_chain(
     run_with_feedback(py("pass"), record_file=rec)
     with rec.open("a") as fh:
         fh.write("garbage\n")
-    assert "contextos_lab.harness.runs_commands" in cli.COMMAND_MODULES
+    assert "contextos_lab.cli.runs" in cli.COMMAND_MODULES
     assert cli.main(["runs", "tail", str(rec), "-n", "4"]) == 0
     captured = capsys.readouterr()
     lines = captured.out.splitlines()

@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from contextos_lab.autotune.spec import SpecError, check_spec, load_spec
+from contextos_lab.autotune.spec.check import check_spec
+from contextos_lab.autotune.spec.load import SpecError, load_spec
 from contextos_lab.harness.case_inputs import EXPECTATION_FIELDS
 from contextos_lab.harness.execution import ExecutionPolicy, execute, harness_key
 from contextos_lab.harness.subprocess_harness import SubprocessHarness

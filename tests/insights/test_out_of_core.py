@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.harness.reference.synthetic_feedback import feedback_frame_fast
 from contextos_lab.insights.out_of_core import (
     choose_engine,

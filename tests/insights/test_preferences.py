@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.insights.preferences import win_rates
 from contextos_lab.schemas import PreferenceEntry
 from contextos_lab.store import ExperienceStore, StoreRefusal

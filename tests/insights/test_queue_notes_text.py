@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from contextos_lab.harness.reference.synthetic_feedback import THEMES, support_desk
-from contextos_lab.insights.chief_of_staff import ChiefOfStaff, Signal
-from contextos_lab.insights.research_queue import ResearchQueue, research_candidates
-from contextos_lab.insights.run_insights import find_run_insights, runs_frame
+from contextos_lab.insights.notes.chief_of_staff import ChiefOfStaff, Signal
+from contextos_lab.insights.notes.research_queue import ResearchQueue, research_candidates
+from contextos_lab.insights.runs.insights import find_run_insights, runs_frame
 from contextos_lab.insights.text_clusters import EmbeddingsUnavailable, cluster_texts
 from contextos_lab.schemas import NoteKind, ResearchTaskStatus
 

@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
-from contextos_lab.cli import main
-from contextos_lab.insights.research_queue import evidence_subject
+from contextos_lab.cli.app import main
+from contextos_lab.insights.notes.research_queue import evidence_subject
 
 CODING = Path(__file__).resolve().parents[2] / "examples" / "coding_agent"
 

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from contextos_lab.harness.reference.synthetic_feedback import support_desk
-from contextos_lab.insights.run_insights import (
+from contextos_lab.insights.runs.insights import (
     RULES,
     failure_table,
     find_run_insights,

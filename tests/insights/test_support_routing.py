@@ -10,7 +10,7 @@ from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 
 from contextos_lab.harness.reference.synthetic_feedback import support_desk
 from contextos_lab.insights.routing import ROUTING_RULES, SIGNAL_ROUTES, route, routing_frame
-from contextos_lab.insights.run_insights import find_run_insights, runs_frame
+from contextos_lab.insights.runs.insights import find_run_insights, runs_frame
 from contextos_lab.insights.support import Counts, rate_test, support_for, trend
 from contextos_lab.insights.synthesize import insights_from_clusters, synthesize_insights
 from contextos_lab.schemas import Insight, InsightKind

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 
 CODING = Path(__file__).resolve().parents[2] / "examples" / "coding_agent"
 

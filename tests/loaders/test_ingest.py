@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.loaders import ingest_file, quarantine_path
 from contextos_lab.schemas import DecisionRecord, FeedbackEntry
 from contextos_lab.store import ExperienceStore

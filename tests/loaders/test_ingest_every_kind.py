@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.loaders import KINDS
 from tests.loaders.fixtures import write_rows
 from tests.loaders.test_records import ROWS

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextos_lab.insights.findings.checks import _consistent, tau_class_consistency
-from contextos_lab.insights.run_insights import failure_table, runs_frame
+from contextos_lab.insights.runs.insights import failure_table, runs_frame
 from contextos_lab.loaders.tau_bench import load_tau_bench
 from contextos_lab.loaders.tau_bench_diagnosis import Action, action_diff, derive_reason, is_write
 from contextos_lab.schemas import TerminalStatus

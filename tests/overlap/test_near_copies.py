@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextos_lab.autotune.cases import case_set_from_frame, overlap, overlap_details
-from contextos_lab.autotune.spec import default_set_checker
-from contextos_lab.autotune.spec_load import OverlapProblem, SpecError
+from contextos_lab.autotune.spec.check import default_set_checker
+from contextos_lab.autotune.spec.load import OverlapProblem, SpecError
 from contextos_lab.overlap.normalise import normalised_key
 from tests.overlap.near_copy_shapes import ROOT, bundled_cases, near_copy, shape_names
 
@@ -99,7 +99,7 @@ def test_search_refuses_a_near_copy_before_any_trial_with_exit_7(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 31's bullet: the gate's overlap rule runs at spec time, so nothing is paid."""
-    from contextos_lab.cli import main
+    from contextos_lab.cli.app import main
     from tests.gate.gate_toy import write_project
 
     spec = write_project(tmp_path / "p")

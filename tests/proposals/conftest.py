@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.harness.reference.loop_example import (
+from contextos_lab.example.loop_example import (
     AUTHORISED,
     RefundExample,
     build_refund_example,
 )
-from contextos_lab.proposals.bundle_registry import BundleRegistry
+from contextos_lab.proposals.policy.registry import BundleRegistry
 from contextos_lab.store import ExperienceStore
 
 

@@ -6,15 +6,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from contextos_lab.proposals.closure import (
+from contextos_lab.proposals.monitor.closure import (
     ClosureRefused,
     close_failed_replay,
     close_from_monitor,
     close_source,
 )
-from contextos_lab.proposals.metrics import adoption_flag, loop_metrics
-from contextos_lab.proposals.monitor import act_on_verdict, monitor_window
-from contextos_lab.proposals.replay import run_replay_gate
+from contextos_lab.proposals.monitor.metrics import adoption_flag, loop_metrics
+from contextos_lab.proposals.monitor.monitor import act_on_verdict, monitor_window
+from contextos_lab.proposals.replay.replay import run_replay_gate
 from contextos_lab.schemas import Note, Patch, ReplayPacket, ResearchTask, Scorecard, StrategyRule
 from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
 from contextos_lab.schemas.monitoring import SourceClosure
@@ -186,7 +186,7 @@ def test_loop_metrics_from_the_store(example, store, bundles) -> None:
     assert m.rollback_rate == 0.0 and m.retire_rate == 0.0
     assert m.notes_acted_on_rate == 0.5 and m.research_patch_yield == 0.5
     rule = store.get(StrategyRule, example.release.rule.rule_id)
-    from contextos_lab.proposals.release import rollback
+    from contextos_lab.proposals.release.release import rollback
 
     rollback(rule, store=store, bundles=bundles, actor="oncall", reason="p1", at=AT)
     assert loop_metrics(store).rollback_rate == 1.0

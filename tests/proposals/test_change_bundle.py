@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from contextos_lab.gate.run_gate import GATE_FILE
-from contextos_lab.proposals.change_bundle import write_bundle
-from contextos_lab.proposals.emit import emit
-from contextos_lab.proposals.emitted_store import store_emitted
+from contextos_lab.proposals.files.change_bundle import write_bundle
+from contextos_lab.proposals.files.emit import emit
+from contextos_lab.proposals.files.emitted_store import store_emitted
 from contextos_lab.schemas.tuning import TuningProposal
 from contextos_lab.store import ExperienceStore
 from tests.proposals.test_emit import _frames, gate_run

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.cli import main
-from contextos_lab.harness.reference.loop_example import APPROVER, AUTHORISED, REVIEWERS
+from contextos_lab.cli.app import main
+from contextos_lab.example.loop_example import APPROVER, AUTHORISED, REVIEWERS
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "04_strategy_replay.ipynb"

@@ -6,14 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from contextos_lab.harness.reference.loop_example import baseline_bundle
-from contextos_lab.proposals.compilers import (
+from contextos_lab.example.loop_example import baseline_bundle
+from contextos_lab.proposals.compile.compilers import (
     CompileError,
     UnknownReasonClass,
     compile_strategy_rule,
     propose_from_insight,
 )
-from contextos_lab.proposals.policy_bundle import apply_patch
+from contextos_lab.proposals.policy.bundle import apply_patch
 from contextos_lab.schemas import AdjustmentLayer, InsightCluster
 from tests.factories import decision_record
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.proposals.emit import UnsafeProposalPath, write_envelope
+from contextos_lab.proposals.files.emit import UnsafeProposalPath, write_envelope
 from tests.factories import decision_record
 
 

@@ -13,8 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.cli import main
-from contextos_lab.proposals.goldens import ExpectedOutcome, GoldenCase, load_goldens, outputs_hash
+from contextos_lab.cli.app import main
+from contextos_lab.proposals.replay.goldens import (
+    ExpectedOutcome,
+    GoldenCase,
+    load_goldens,
+    outputs_hash,
+)
 
 CODING = Path(__file__).resolve().parents[2] / "examples" / "coding_agent"
 REVIEWERS = {"compliance": "eng_lead_ada", "reliability": "sre_oncall_lin",

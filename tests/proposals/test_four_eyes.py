@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from contextos_lab.cli import main
-from contextos_lab.harness.reference.loop_example import APPROVER, AUTHORISED, REVIEWERS
-from contextos_lab.proposals.metrics import loop_metrics
-from contextos_lab.proposals.release import ReleaseRefused, release_proposal
-from contextos_lab.proposals.reviews import record_review, sign_reviews
+from contextos_lab.cli.app import main
+from contextos_lab.example.loop_example import APPROVER, AUTHORISED, REVIEWERS
+from contextos_lab.proposals.monitor.metrics import loop_metrics
+from contextos_lab.proposals.release.release import ReleaseRefused, release_proposal
+from contextos_lab.proposals.release.reviews import record_review, sign_reviews
 from contextos_lab.schemas import StrategyProposal
 from contextos_lab.schemas.lifecycle import LifecycleStatus
 
@@ -51,7 +51,7 @@ def _signed_each(store, pid, who):
     hold), so the release check itself must refuse them."""
     from datetime import UTC, datetime
 
-    from contextos_lab.proposals.reviews import _store_key
+    from contextos_lab.proposals.release.reviews import _store_key
     from contextos_lab.schemas.review import ReviewVerdict
     from contextos_lab.store.signing import sign_entry
 
@@ -70,7 +70,7 @@ def _signed_each(store, pid, who):
 
 
 def test_the_author_may_not_review(unreleased, store, bundles) -> None:
-    from contextos_lab.proposals.release import send_to_replay
+    from contextos_lab.proposals.release.release import send_to_replay
 
     proposal = unreleased.proposal
     if proposal.status == LifecycleStatus.proposed:

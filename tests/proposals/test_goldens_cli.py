@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.cli import main
-from contextos_lab.proposals.golden_recording import change_valid
-from contextos_lab.proposals.goldens import GoldenCase, load_goldens
-from contextos_lab.proposals.replay import run_replay_gate
+from contextos_lab.cli.app import main
+from contextos_lab.proposals.replay.golden_recording import change_valid
+from contextos_lab.proposals.replay.goldens import GoldenCase, load_goldens
+from contextos_lab.proposals.replay.replay import run_replay_gate
 from contextos_lab.schemas.strategy import EXPECTED_MISSED
 
 CODING = Path(__file__).resolve().parents[2] / "examples" / "coding_agent"
@@ -88,7 +88,7 @@ def test_rerecord_after_a_release_is_signed_and_shows_the_diff(project: Path, ca
 
 
 def test_an_expected_change_that_does_not_happen_is_not_clean(unreleased, bundles) -> None:
-    from contextos_lab.proposals.goldens import ExpectedOutcome, bundled_goldens
+    from contextos_lab.proposals.replay.goldens import ExpectedOutcome, bundled_goldens
 
     goldens = bundled_goldens(unreleased.proposal.patch.target_id)
     clean = run_replay_gate(unreleased.proposal, goldens, bundles)

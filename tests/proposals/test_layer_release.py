@@ -10,13 +10,13 @@ import pytest
 
 from contextos_lab.domain import use_project
 from contextos_lab.insights.synthesize import synthesize_insights
-from contextos_lab.proposals.bundle_registry import BundleRegistry
-from contextos_lab.proposals.compilers import compile_insight
-from contextos_lab.proposals.layer_registry import LayerRegistry
-from contextos_lab.proposals.layer_release import release_layer_rule
-from contextos_lab.proposals.layer_replay import LayerReplayError, run_layer_replay
-from contextos_lab.proposals.release import ReleaseRefused, lineage_feedback_ids, rollback
-from contextos_lab.proposals.reviews import sign_reviews
+from contextos_lab.proposals.compile.compilers import compile_insight
+from contextos_lab.proposals.policy.registry import BundleRegistry
+from contextos_lab.proposals.release.layer_registry import LayerRegistry
+from contextos_lab.proposals.release.layer_release import release_layer_rule
+from contextos_lab.proposals.release.release import ReleaseRefused, lineage_feedback_ids, rollback
+from contextos_lab.proposals.release.reviews import sign_reviews
+from contextos_lab.proposals.replay.layers import LayerReplayError, run_layer_replay
 from contextos_lab.schemas import StrategyRule
 from contextos_lab.store import ExperienceStore
 from tests.factories import decision_record, feedback_entry
@@ -244,7 +244,7 @@ def test_a_project_without_a_layer_replayer_is_refused_loudly(tmp_path) -> None:
     import shutil
 
     from contextos_lab.domain import BUNDLED_PROJECT, load_project
-    from contextos_lab.proposals.compilers import compile_strategy_rule
+    from contextos_lab.proposals.compile.compilers import compile_strategy_rule
     from tests.factories import decision_record as rec
 
     shutil.copytree(BUNDLED_PROJECT, tmp_path / "refund")
@@ -264,7 +264,7 @@ def test_a_project_without_a_layer_replayer_is_refused_loudly(tmp_path) -> None:
 
 def test_a_replay_on_an_older_layer_version_is_stale(seeded, tmp_path) -> None:
     """Like a policy patch whose pinned bundle moved: the layer changed after the replay."""
-    from contextos_lab.proposals.layer_registry import LayerState
+    from contextos_lab.proposals.release.layer_registry import LayerState
 
     layers = LayerRegistry(tmp_path / "layers")
     rule = compile_insight(_cluster(seeded, "destructive_command"))

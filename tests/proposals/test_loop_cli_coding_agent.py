@@ -4,7 +4,7 @@ Raw feedback files → ingest → cluster --store → propose → replay → rev
 (monitor window) → production scorecards after release → monitor → close (fixed, with a
 ReplayPacket) → notes → research → bundle → metrics; plus an adjustment-layer rule replayed on
 its goldens, released and rolled back. Every successful step prints a `next:` line. No import
-of the refund example: every step is `contextos_lab.cli.main`.
+of the refund example: every step is `contextos_lab.cli.app.main`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 
 PROJECT = Path(__file__).resolve().parents[2] / "examples" / "coding_agent"
 EIGHT = (

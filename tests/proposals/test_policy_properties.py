@@ -8,7 +8,7 @@ import copy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextos_lab.proposals.policy_bundle import (
+from contextos_lab.proposals.policy.bundle import (
     PatchError,
     PolicyBundle,
     PolicyRule,

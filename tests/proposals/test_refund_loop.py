@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from contextos_lab.harness.reference.loop_example import (
+from contextos_lab.example.loop_example import (
     GOLDENS_DIR,
     build_goldens,
     corrected_records,
     refund_feedback,
 )
-from contextos_lab.proposals.bundle_registry import BundleRegistry
-from contextos_lab.proposals.goldens import bundled_goldens, load_goldens
-from contextos_lab.proposals.policy_bundle import PolicyBundle
-from contextos_lab.proposals.replay import (
+from contextos_lab.proposals.policy.bundle import PolicyBundle
+from contextos_lab.proposals.policy.registry import BundleRegistry
+from contextos_lab.proposals.release.why import why_rule_exists
+from contextos_lab.proposals.replay.goldens import bundled_goldens, load_goldens
+from contextos_lab.proposals.replay.replay import (
     BaselineDrift,
     check_reproduces,
     replay_decision_record,
     run_replay_gate,
 )
-from contextos_lab.proposals.why import why_rule_exists
 from contextos_lab.schemas import Patch, ReplayVerdict, StrategyProposal, StrategyRule
 from contextos_lab.schemas.lifecycle import LifecycleStatus
 

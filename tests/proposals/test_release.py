@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from contextos_lab.harness.reference.loop_example import APPROVER, REVIEWERS
-from contextos_lab.proposals.compilers import compile_strategy_rule
-from contextos_lab.proposals.lint import LintConflict, check_proposal, check_rule
-from contextos_lab.proposals.release import ReleaseRefused, release_proposal, retire, rollback
-from contextos_lab.proposals.reviews import sign_reviews
+from contextos_lab.example.loop_example import APPROVER, REVIEWERS
+from contextos_lab.proposals.compile.compilers import compile_strategy_rule
+from contextos_lab.proposals.release.lint import LintConflict, check_proposal, check_rule
+from contextos_lab.proposals.release.release import (
+    ReleaseRefused,
+    release_proposal,
+    retire,
+    rollback,
+)
+from contextos_lab.proposals.release.reviews import sign_reviews
 from contextos_lab.schemas import Patch, ReplayVerdict, ScorecardsDelta, StrategyRule
 from contextos_lab.schemas.lifecycle import LifecycleStatus
 from contextos_lab.store.signing import sign_entry
@@ -88,7 +93,7 @@ def test_release_refuses_a_review_of_another_subject_and_self_approval(unrelease
 
 
 def test_release_with_signed_reviews_records_them(unreleased, store, bundles):
-    from contextos_lab.proposals.checklist import release_checklist
+    from contextos_lab.proposals.release.checklist import release_checklist
 
     done = _release(unreleased, store, bundles)
     assert done.rule.status == LifecycleStatus.released
@@ -210,10 +215,10 @@ def _released(rule: StrategyRule) -> dict:
 
 def test_supersede_on_release(example, store, bundles):
     """A later release that replaces the rule on purpose marks the old one superseded."""
-    from contextos_lab.proposals.goldens import ExpectedOutcome, GoldenCase
-    from contextos_lab.proposals.policy_bundle import apply_patch, evaluate
-    from contextos_lab.proposals.release import record_replay, send_to_replay
-    from contextos_lab.proposals.replay import run_replay_gate
+    from contextos_lab.proposals.policy.bundle import apply_patch, evaluate
+    from contextos_lab.proposals.release.release import record_replay, send_to_replay
+    from contextos_lab.proposals.replay.goldens import ExpectedOutcome, GoldenCase
+    from contextos_lab.proposals.replay.replay import run_replay_gate
     from contextos_lab.schemas import StrategyProposal
 
     body = {**example.proposal.patch.body, "rationale": "identity too"}

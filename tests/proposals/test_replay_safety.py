@@ -11,9 +11,9 @@ import pytest
 
 from contextos_lab.domain import BUNDLED_PROJECT, ProjectError, ReplaySafetyRule, load_project
 from contextos_lab.domain.active import project_scope
-from contextos_lab.proposals.goldens import load_goldens
-from contextos_lab.proposals.policy_bundle import PolicyBundle
-from contextos_lab.proposals.replay import replay_decision_record, replay_rows
+from contextos_lab.proposals.policy.bundle import PolicyBundle
+from contextos_lab.proposals.replay.goldens import load_goldens
+from contextos_lab.proposals.replay.replay import replay_decision_record, replay_rows
 from contextos_lab.schemas.decision import DecisionRecord
 
 CODING_AGENT = Path(__file__).resolve().parents[2] / "examples" / "coding_agent"

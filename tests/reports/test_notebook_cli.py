@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from contextos_lab.cli import main
-from contextos_lab.proposals.emit import report_matches, sha256_file
+from contextos_lab.cli.app import main
+from contextos_lab.proposals.files.emit import report_matches, sha256_file
 from tests.gate.conftest import study_for
 from tests.gate.gate_toy import write_project
 from tests.reports.html_checks import check_reviewer_html
@@ -105,7 +105,7 @@ def test_sweep_cli_refuses_bad_spec_and_unreachable_storage(
 def test_failed_gate_notebook_keeps_partial_notebook(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from contextos_lab.gate.commands import EXIT_NO_STUDY, JobError, gate_and_emit
+    from contextos_lab.cli.gate import EXIT_NO_STUDY, JobError, gate_and_emit
 
     spec = write_project(tmp_path / "p")
     out = tmp_path / "out"

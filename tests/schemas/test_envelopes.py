@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.schemas import (
     ENVELOPES,
     SCHEMA_VERSION,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.schemas import (
     IllegalTransition,
     InsightCluster,

@@ -7,7 +7,7 @@ import multiprocessing as mp
 
 import pytest
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.store import ExperienceStore
 from tests.factories import decision_record, feedback_entry
 

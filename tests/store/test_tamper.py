@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.store import ExperienceStore
 from contextos_lab.store.anchor import anchor_path
 from contextos_lab.store.experience_store import head_mac, row_mac

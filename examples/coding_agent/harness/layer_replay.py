@@ -1,6 +1,6 @@
 """How the coding agent's six adjustment layers change a replayed decision.
 
-The kit's layer replay gate (`contextos_lab.proposals.layer_replay`) calls `replay(record,
+The kit's layer replay gate (`contextos_lab.proposals.replay.layers`) calls `replay(record,
 adjustments)` once on the live layer version and once with a proposed rule added; it hashes the
 returned `{decision, status, evidence_missing}` like a policy replay. `adjustments` are the
 entries that apply to the record: `{layer, rule_id, applies_to, type, value}`. A record's

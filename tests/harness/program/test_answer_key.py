@@ -15,7 +15,7 @@ import yaml
 
 from contextos_lab.autotune.cases import load_case_set
 from contextos_lab.autotune.context import prepare
-from contextos_lab.autotune.spec import load_spec
+from contextos_lab.autotune.spec.load import load_spec
 from contextos_lab.harness.case_inputs import INPUTS_FILE, answer_key_like
 from contextos_lab.harness.execution import ExecutionPolicy, execute
 from contextos_lab.harness.subprocess_harness import SubprocessHarness

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.errors import EXIT_HARNESS, EXIT_PROTOCOL
 
 ROOT = Path(__file__).resolve().parents[3]

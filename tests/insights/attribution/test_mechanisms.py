@@ -8,7 +8,7 @@ import random
 import pandas as pd
 import pytest
 
-from contextos_lab.cli import main
+from contextos_lab.cli.app import main
 from contextos_lab.insights.attribution.mechanisms import display_names, mechanism_clusters
 from contextos_lab.insights.pipeline import analyse, load_sources
 from contextos_lab.loaders.detect import detect
@@ -118,7 +118,7 @@ def test_tau_bench_runs_are_attributed_from_their_calls_and_tool_results() -> No
     from pathlib import Path
 
     from contextos_lab.insights.attribution.runs import attribute_runs
-    from contextos_lab.insights.run_columns import runs_frame
+    from contextos_lab.insights.runs.columns import runs_frame
 
     tau = Path(__file__).parents[1] / "fixtures" / "tau_bench_airline_small.json"
     loaded = load_sources([str(tau)])

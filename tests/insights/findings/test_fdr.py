@@ -8,7 +8,7 @@ from statsmodels.stats.multitest import multipletests
 from contextos_lab.harness.reference.synthetic_feedback import support_desk
 from contextos_lab.insights.findings import Candidate, control_fdr, hold
 from contextos_lab.insights.findings.checks import below_fdr_shown_as_findings
-from contextos_lab.insights.run_insights import find_run_insights, runs_frame
+from contextos_lab.insights.runs.insights import find_run_insights, runs_frame
 from contextos_lab.schemas import Insight, InsightKind
 from tests.insights.findings.records import T0
 

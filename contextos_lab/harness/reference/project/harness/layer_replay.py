@@ -1,4 +1,4 @@
-"""How the refund desk's adjustment layers change a replayed decision (`layer_replay.replay`).
+"""How the refund desk's adjustment layers change a replayed decision (`replay.layers.replay`).
 
 The kit's layer replay gate calls `replay(record, adjustments)` on the live layer version and
 with a proposed rule added, and hashes the returned `{decision, evidence_missing}`. The desk

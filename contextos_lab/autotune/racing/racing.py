@@ -1,0 +1,305 @@
+"""Racing one trial through growing stratified subsets of the search set (multi-fidelity).
+
+irace's racing and successive halving, adapted to several objectives with floor constraints:
+a config first runs on a small stratified subset (the smoke stage, which also catches configs
+that error or breach a floor), then on larger ones, and reaches the full search set only while
+it can still be on the feasible Pareto front. After each stage every evaluator's full-set mean
+gets confidence bounds (`autotune.racing.bounds`): on its own, and paired case by case with the
+baseline, with each fully evaluated front member and with the completed trial nearest to it,
+whose scores on the racing prefix are kept on their trials (`autotune.racing.references`). A
+config is dropped only on evidence:
+
+  * a floor's optimistic bound is below the floor (one violation proves it for a 1.0 floor),
+  * an accepted delta is breached even at the optimistic bound (paired with the baseline and
+    the nearest completed trial), or
+  * its optimistic objective vector is dominated by a fully evaluated feasible trial (paired
+    with that trial where its prefix is known).
+
+Between those looks a subset stage runs in rounds of doubling size (`racing.rounds`; the full
+set runs whole), and after each round only exact checks run (`autotune.racing.proof`): a
+floor, error rate or accepted delta the cases already run breach whatever the unseen ones
+would score. A config that fails a 1.0 floor on its third case stops after the round that
+holds it, not after the whole stage.
+
+With `promotion: estimated_gain` a config that survives those checks goes on only
+while its point estimate adds feasible hypervolume (`autotune.racing.promotion`); otherwise it
+stops as *not promoted*, recorded apart from the drops above. A config someone enqueued
+(`contextos-lab enqueue`, user attr `proposer`) is only dropped when proved infeasible.
+
+A dropped trial ends PRUNED (Optuna's state for "stopped early"; `Trial.report` is single-
+objective only) with `racing` user attrs: stage reached, cases run, partial estimates and
+bounds, and why. Its constraints are set from the partial estimates plus `racing_drop` > 0,
+so every sampler that reads constraints (TPE's infeasible group, ranked by total violation)
+learns it was not worth completing, while no partial estimate is ever told as an objective
+value. Only a config that completes the full set gets values and can reach the gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import optuna
+import pandas as pd
+
+from contextos_lab.autotune.context import RunContext
+from contextos_lab.autotune.objective import (
+    HarnessFailure,
+    check_scores,
+    constraint_values,
+    evaluate_cases,
+)
+from contextos_lab.autotune.pareto import normalised_losses
+from contextos_lab.autotune.racing.bounds import Estimate, estimate, paired
+from contextos_lab.autotune.racing.order import case_order, order_key, racing_order, racing_seed
+from contextos_lab.autotune.racing.promotion import (
+    NOT_PROMOTED,
+    not_promoted_reason,
+    point_estimate,
+    promotes_on_estimate,
+)
+from contextos_lab.autotune.racing.proof import proven_breach
+from contextos_lab.autotune.racing.references import (
+    Reference,
+    baseline_reference,
+    completed_references,
+    feasible_front,
+    keep_reference,
+    nearest_reference,
+)
+from contextos_lab.harness.repeat_scores import MAY_BE_UNSCORED, UNMEASURED, RepeatScores
+from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
+
+__all__ = ["case_evaluations", "case_order", "drop_reason", "order_key", "race", "racing_seed"]
+
+#: A dropped trial's `racing_drop` constraint is at least this (strictly infeasible).
+MIN_DROP_MARGIN = 1e-9
+
+def drop_reason(
+    ctx: RunContext,
+    per_case: pd.DataFrame,
+    baseline: Mapping[str, float],
+    front: list[tuple[np.ndarray, Reference | None]],
+    baseline_ref: Reference | None = None,
+    nearest: Reference | None = None,
+) -> tuple[str, float] | None:
+    """(why, margin > 0) when the evidence says the config cannot reach the feasible front.
+
+    `nearest` is the completed trial closest to the config case by case (any completed trial,
+    feasible or not); its pairing bounds every check, so a config that repeats one already
+    evaluated is bounded about that trial's exact means."""
+    n_total, z = len(ctx.search), ctx.spec.racing.z
+    est = estimate(per_case, n_total, z)
+    near = ""
+    if nearest is not None:
+        est = est.intersect(paired(per_case, nearest.prefix, nearest.means, n_total, z))
+        near = f", paired with trial #{nearest.number}"
+    for name, floor in ctx.spec.guardrails.floors.model_dump().items():
+        if floor - est.high[name] > MIN_DROP_MARGIN:  # evidence, not float rounding
+            return (
+                f"floor {name}: at most {est.high[name]:.6g} on the full set "
+                f"(mean {est.mean[name]:.6g} on {est.n} cases{near}) < {floor}",
+                floor - est.high[name],
+            )
+    vs_base, with_base = est, near
+    if baseline_ref is not None:
+        vs_base = est.intersect(paired(per_case, baseline_ref.prefix, baseline, n_total, z))
+        with_base = ", paired with the baseline"
+        if nearest is not None and nearest.number != baseline_ref.number:
+            with_base += f" and trial #{nearest.number}"
+    for name, delta in ctx.spec.guardrails.accepted_deltas.model_dump().items():
+        if delta is None:
+            continue
+        best = vs_base.optimistic(name)
+        worse = baseline[name] - best
+        if DIRECTIONS[EvaluatorName(name)] == "minimize":
+            worse = -worse
+        if worse - delta > 0:
+            return (
+                f"accepted delta {name}: regresses by at least {worse:.6g} "
+                f"(> {delta}) from the baseline on {est.n} cases{with_base}",
+                worse - delta,
+            )
+    objectives = [e.value for e in ctx.spec.objectives]
+    dominating, margin, by_pairs = 0, 0.0, 0
+    for values, ref in front:
+        opt = est
+        if ref is not None:
+            opt = est.intersect(paired(per_case, ref.prefix, ref.means, n_total, z))
+        best = normalised_losses(np.array([[opt.optimistic(n) for n in objectives]]), ctx.spec)
+        known = normalised_losses(values[None, :], ctx.spec)
+        if np.all(known <= best):
+            dominating += 1
+            by_pairs += ref is not None
+            margin = max(margin, float(np.min(best - known)))
+    if dominating:
+        how = (f", {by_pairs} of them case by case" if by_pairs else "") + near
+        return (
+            f"dominated: even its optimistic bounds on {est.n} cases are dominated by "
+            f"{dominating} fully evaluated feasible trial(s){how}",
+            max(margin, MIN_DROP_MARGIN),
+        )
+    return None
+
+
+def race(
+    ctx: RunContext,
+    trial: optuna.Trial,
+    params: Mapping[str, Any],
+    baseline: Mapping[str, float] | None,
+) -> dict[str, Any]:
+    """`score_config`'s outcome once the config completes the full set; otherwise record the
+    drop on the trial and raise `optuna.TrialPruned`. The baseline (`baseline` None) runs
+    every stage and is never dropped: it is the reference the others are paired with."""
+    n_total = len(ctx.search)
+    sizes = ctx.spec.racing.sizes(n_total)
+    order = racing_order(ctx)
+    key = order_key(ctx)
+    config = ctx.space.config(params)
+    parts: list[pd.DataFrame] = []
+    stages: list[RepeatScores] = []
+    n_errors, harness_s, done = 0, 0.0, 0
+    baseline_ref = None if baseline is None else baseline_reference(trial.study, key)
+    concurrency = ctx.spec.execution_policy().concurrency_for(ctx.harness)
+    for stage, size in enumerate(sizes, start=1):
+        # rounds end a subset stage early on a proven breach. The full set runs whole: a config
+        # that got there completes with exact scores (and a set smaller than the smoke stage
+        # races as full fidelity); the baseline, never dropped, takes one call a stage.
+        rounds = baseline is not None and size < n_total
+        ends = ctx.spec.racing.round_ends(done, size, concurrency) if rounds else [size]
+        stage_runs, stage_errors, first_error = 0, 0, None
+        for end in ends:
+            rows = order[done:end]
+            got = evaluate_cases(ctx, ctx.search.cases.iloc[rows], config)
+            stages.append(got.scored)
+            parts.append(got.scored.per_case.set_axis(rows, axis=0))
+            n_errors, harness_s, done = n_errors + got.n_errors, harness_s + got.wall_s, end
+            stage_runs += len(got.scored.long)
+            stage_errors += got.n_errors
+            first_error = first_error or got.first_error
+            # a stage whose every run errored is a harness failure (below), not a breach
+            if end < size and baseline is not None and stage_errors < stage_runs:
+                so_far = _scored_so_far(parts)
+                proof = proven_breach(ctx, so_far, baseline, n_errors, ctx.spec.repeats)
+                if proof is not None:
+                    est = estimate(so_far, n_total, ctx.spec.racing.z)
+                    _record_drop(ctx, trial, est, stage, sizes, baseline, proof, n_errors)
+                    raise optuna.TrialPruned(proof[0])
+        if stage_runs and stage_errors == stage_runs:
+            raise HarnessFailure(f"every case errored; first: {first_error}")
+        if size == n_total or baseline is None:
+            continue
+        so_far = _scored_so_far(parts)
+        near = nearest_reference(so_far, completed_references(trial.study, key))
+        # an outside proposal is dropped only when proved infeasible: the gate judges a
+        # feasible one whether or not it is on the front (autotune.study.enqueue)
+        front = [] if "proposer" in trial.user_attrs else feasible_front(trial.study, key)
+        verdict = drop_reason(ctx, so_far, baseline, front, baseline_ref, near)
+        if verdict is None:  # what the statistics leave open, a certain breach still drops
+            verdict = proven_breach(ctx, so_far, baseline, n_errors, ctx.spec.repeats)
+        if verdict is None and promotes_on_estimate(ctx, trial):
+            why = not_promoted_reason(ctx, so_far, front, near)
+            verdict = None if why is None else (why, MIN_DROP_MARGIN)
+        if verdict is not None:
+            est = estimate(so_far, n_total, ctx.spec.racing.z)
+            point = None
+            if verdict[0].startswith(NOT_PROMOTED) and near is not None:
+                point = point_estimate(so_far, near)  # what promotion judged, paired
+            _record_drop(ctx, trial, est, stage, sizes, baseline, verdict, n_errors, point)
+            raise optuna.TrialPruned(verdict[0])
+    raw = pd.concat(parts)
+    in_order = fill_unmeasured(raw)
+    full = raw.sort_index()  # the search set's own row order: same sums as full
+    scores = {name: float(full[name].mean()) for name in full.columns}
+    merged = RepeatScores(
+        long=pd.concat([s.long for s in stages]),
+        per_case=full,
+        pass_k=pd.concat([s.pass_k for s in stages]),
+        repeats=stages[0].repeats,
+    )
+    check_scores(scores)
+    trial.set_user_attr(
+        "racing",
+        {"stage": len(sizes), "n_stages": len(sizes), "stage_sizes": sizes,
+         "case_evaluations": n_total, "dropped": None},
+    )  # fmt: skip
+    raced = tuple(c for c in MAY_BE_UNSCORED if c in raw and raw[c].isna().any())
+    keep_reference(trial, in_order, sizes, key, raced)
+    return {
+        "scores": scores,
+        "n_case_errors": n_errors,
+        "error_rate": merged.error_rate,
+        "harness_s": harness_s,
+        "repeats": merged.summary(),
+    }
+
+
+def fill_unmeasured(per_case: pd.DataFrame) -> pd.DataFrame:
+    """Errored cases have no latency or cost (NaN); racing's bounds and references need a
+    number, so they get the mean of the answered cases: every mean stays the answered mean.
+    A case a floor metric does not score (policy, no rule for its intent) is raced as passing
+    it: that only raises the mean, so a floor's upper bound stays an upper bound on the mean
+    over scored cases and a drop for a floor stays proof (references keep their means as
+    raced: `keep_reference`). The trial's recorded score is the mean over scored cases."""
+    cols = [c for c in UNMEASURED if c in per_case.columns and per_case[c].isna().any()]
+    unscored = [c for c in MAY_BE_UNSCORED if c in per_case.columns and per_case[c].isna().any()]
+    if not cols and not unscored:
+        return per_case
+    out = per_case.copy()
+    for c in cols:
+        out[c] = out[c].fillna(out[c].mean())
+    for c in unscored:
+        out[c] = out[c].fillna(1.0)
+    return out
+
+
+def _scored_so_far(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The per-case scores run so far; a NaN score is a harness failure, never evidence
+    (an errored case's missing latency and cost excepted: `fill_unmeasured`)."""
+    so_far = fill_unmeasured(pd.concat(parts))
+    if so_far.isna().any().any():
+        raise HarnessFailure(f"evaluation produced NaN scores {so_far.mean().to_dict()}")
+    return so_far
+
+
+def _record_drop(
+    ctx: RunContext,
+    trial: optuna.Trial,
+    est: Estimate,
+    stage: int,
+    sizes: list[int],
+    baseline: Mapping[str, float],
+    verdict: tuple[str, float],
+    n_errors: int,
+    point: Mapping[str, float] | None = None,
+) -> None:
+    """Stage, bounds and why on the trial. `estimates` are the prefix's own means; a trial
+    not promoted also keeps `point_estimate`, the paired means its promotion was judged on."""
+    reason, margin = verdict
+    trial.set_user_attr(
+        "racing",
+        {
+            "stage": stage,
+            "n_stages": len(sizes),
+            "stage_sizes": sizes,
+            "case_evaluations": est.n,
+            "dropped": reason,
+            "not_promoted": reason.startswith(NOT_PROMOTED),
+            "n_case_errors": n_errors,
+            "estimates": {k: round(v, 9) for k, v in est.mean.items()},
+            "bounds": {k: [round(est.low[k], 9), round(est.high[k], 9)] for k in est.mean},
+            **({"point_estimate": {k: round(v, 9) for k, v in point.items()}} if point else {}),
+        },
+    )
+    for name, value in constraint_values(ctx, est.mean, baseline).items():
+        trial.set_constraint(name, value)
+    trial.set_constraint("racing_drop", margin)
+
+
+def case_evaluations(trial: optuna.trial.FrozenTrial) -> int:
+    """Cases a finished trial ran (its racing stage, or the whole set it recorded)."""
+    racing = trial.user_attrs.get("racing")
+    if racing:
+        return int(racing["case_evaluations"])
+    return int(trial.user_attrs.get("search_set", {}).get("n_cases", 0))

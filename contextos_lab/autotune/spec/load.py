@@ -1,0 +1,84 @@
+"""Read a run spec file and validate its fields, every problem reported in one `SpecError`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from contextos_lab.autotune.spec.run_spec import TuningRunSpec
+
+
+class OverlapProblem(str):
+    """A spec problem that is a search / held-out overlap: the CLI exits 7 for it, the status
+    the gate uses for the same refusal (README, CLI conventions)."""
+
+
+class SpecError(ValueError):
+    """A run spec that cannot start; `problems` holds every reason, one line each."""
+
+    def __init__(self, problems: Sequence[str], source: str = "run spec") -> None:
+        self.problems = list(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"{source} refused ({len(self.problems)} problem(s)):\n{lines}")
+
+    @property
+    def code(self) -> int:
+        """Exit status: 7 when the sets overlap (whatever else is wrong), else 2."""
+        from contextos_lab.errors import EXIT_HELDOUT, EXIT_USAGE
+
+        return (
+            EXIT_HELDOUT
+            if any(isinstance(p, OverlapProblem) for p in self.problems)
+            else (EXIT_USAGE)
+        )
+
+
+def read_spec_file(path: str | Path) -> dict[str, Any]:
+    """Raw mapping from a YAML or JSON file (YAML is a superset, but JSON errors read better)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError([f"cannot read spec file {p}: {exc}"], source=str(p)) from exc
+    try:
+        raw = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise SpecError([f"not valid {p.suffix.lstrip('.') or 'YAML'}: {exc}"], str(p)) from exc
+    if not isinstance(raw, dict):
+        raise SpecError(["top level must be a mapping of fields"], source=str(p))
+    return raw
+
+
+def _pydantic_problems(exc: ValidationError) -> list[str]:
+    out = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err["loc"]) or "(spec)"
+        msg = err["msg"]
+        if err["type"] == "missing":
+            msg = "missing required field"
+        out.append(f"{loc}: {msg.removeprefix('Value error, ')}")
+    return out
+
+
+def parse_spec(raw: Mapping[str, Any], base_dir: Path | None = None) -> TuningRunSpec:
+    """Validate the fields alone (no harness, no sets); all field problems in one SpecError."""
+    try:
+        spec = TuningRunSpec.model_validate(dict(raw))
+    except ValidationError as exc:
+        raise SpecError(_pydantic_problems(exc)) from exc
+    return spec.with_base_dir(base_dir or Path.cwd())
+
+
+def load_spec(path: str | Path) -> TuningRunSpec:
+    """Parse a spec file; checks needing the harness or the sets are in `check_spec`."""
+    p = Path(path)
+    raw = read_spec_file(p)
+    try:
+        return parse_spec(raw, p.resolve().parent)
+    except SpecError as exc:
+        raise SpecError(exc.problems, source=str(p)) from exc

@@ -1,0 +1,192 @@
+"""`contextos-lab cluster SOURCE... --out DIR`: notebook 01 without the notebook.
+
+With `--store URL` and no SOURCE the decisions and feedback `ingest` stored are clustered, and
+the InsightClusters and insights are written back to the store (upstream: the feedback, the
+cluster, the decision records cited), so `propose --reason-class` finds them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from contextos_lab.cli.conventions import add_command, iso_datetime
+from contextos_lab.cli.store import open_store
+from contextos_lab.errors import UserError, one_line
+from contextos_lab.insights.out_of_core import (
+    DUCKDB_THRESHOLD_BYTES,
+    choose_engine,
+    synthesize_parquet,
+)
+from contextos_lab.insights.pipeline import analyse, load_sources, write_report
+from contextos_lab.insights.stored import loaded_from_store, store_report
+from contextos_lab.loaders.quarantine import QuarantinedRow, write_quarantine
+from contextos_lab.schemas.insight import MIN_CLUSTER_SIZE
+
+
+def _run(args: argparse.Namespace) -> int:
+    since = args.since  # parsed (with its zone) by argparse: `iso_datetime`
+    if not args.sources and not args.store:
+        raise UserError("name SOURCE files/folders, or --store URL to cluster what was ingested")
+    if args.out is None and not args.store:
+        raise UserError("--out DIR is required unless --store URL is given")
+    missing = [s for s in args.sources if not s.startswith("synthetic") and not Path(s).exists()]
+    if missing:
+        raise UserError(f"no such file or folder: {', '.join(missing)}")
+    if _out_of_core(args):
+        if args.out is None:
+            raise UserError("the DuckDB engine writes insight_clusters.jsonl: give --out DIR")
+        return _run_duckdb(args)
+    out = Path(args.out) if args.out else None
+    try:
+        loaded = load_sources(args.sources)
+        store = None
+        if args.store:
+            store = open_store(args.store)
+            if store is None:
+                return 2
+            if not args.sources:
+                loaded = loaded_from_store(store)
+        quarantine = _write_quarantine(out, loaded.quarantined) if out else None
+        if not loaded.records and not loaded.feedback:
+            where = f" (reasons: {quarantine})" if quarantine else ""
+            raise UserError(
+                f"no decisions or feedback in {' '.join(args.sources)} "
+                f"({len(loaded.quarantined)} rows quarantined{where}); nothing to cluster"
+            )
+        report = analyse(
+            loaded,
+            since=since,
+            min_cluster_size=args.min_cluster_size,
+            heldout_fraction=args.heldout_fraction,
+            text_backend=None if args.text_backend == "none" else args.text_backend,
+        )
+    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+        print(f"error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    where = write_report(report, out) if out else None
+    print(
+        f"{len(loaded.records)} decisions, {len(loaded.feedback)} feedback, "
+        f"{len(loaded.quarantined)} quarantined; {len(report.clusters)} typed clusters, "
+        f"{len(report.insights)} insights, {len(report.candidates)} research candidates"
+        + (f" -> {where}" if where else "")
+    )
+    if quarantine is not None:
+        print(f"quarantined rows and reasons: {quarantine}")
+    held = report.heldout
+    print(
+        f"held out for the gate: {held.get('runs', 0)} runs and {held.get('feedback', 0)} "
+        f"feedback (split {report.split.heldout_fraction:g} by trace id); they are not shown "
+        "here so the gate can confirm these patterns on data that did not suggest them"
+    )
+    from contextos_lab.insights.under_minimum import under_minimum
+
+    for row in under_minimum(loaded.feedback, report.split, args.min_cluster_size):
+        print(f"no cluster: {row.describe(args.min_cluster_size)}")
+    if held.get("feedback_folded_into_failed_runs"):
+        print(
+            f"{held['feedback_folded_into_failed_runs']} corrections of failed runs were "
+            "counted with their run (one observation per failed run)"
+        )
+    standing = [i.support.get("standing") for i in report.insights]
+    print(
+        f"{standing.count('finding')} findings (Benjamini-Hochberg q <= 0.05 among each "
+        f"source's tests, against successful runs), {standing.count('exploratory')} "
+        "exploratory (no successful baseline, no test, or q above the threshold)"
+    )
+    if not report.routing.empty:
+        shown = report.routing.sort_values("standing", key=lambda s: s != "finding", kind="stable")
+        print(shown[["standing", "kind", "signal", "rule", "pattern"]].to_string(index=False))
+    if store is not None:
+        print(f"stored in {args.store}: {store_report(report, loaded, store)}")
+        for c in report.clusters:
+            print(f"  {c.insight_id}  {c.count:>3} x {c.override_reason_class} on {c.decision_key}")
+        from contextos_lab.cli.common import next_step
+
+        if report.clusters:
+            next_step(
+                f"contextos-lab propose --reason-class {report.clusters[0].override_reason_class}"
+            )
+        else:
+            next_step("contextos-lab ingest feedback FILE   (no cluster reached the minimum yet)")
+    else:
+        print(f"next: open {where or out}; contextos-lab cluster --store URL stores the clusters")
+    return 0
+
+
+def _out_of_core(args: argparse.Namespace) -> bool:
+    """DuckDB when asked, or (auto) for one Parquet file/folder past the size threshold."""
+    parquet = len(args.sources) == 1 and (
+        args.sources[0].endswith(".parquet") or any(Path(args.sources[0]).rglob("*.parquet"))
+    )
+    if args.engine == "duckdb" and not parquet:
+        raise UserError("--engine duckdb reads one Parquet feedback file or folder of them")
+    if args.engine != "auto" or not parquet:
+        return args.engine == "duckdb"
+    threshold = int(args.duckdb_threshold_mb * 1024**2)
+    return choose_engine(args.sources[0], "auto", threshold) == "duckdb"
+
+
+def _run_duckdb(args: argparse.Namespace) -> int:
+    """Typed feedback clusters only (seed 000 step 2), out of core; other stages need pandas."""
+    try:
+        clusters = synthesize_parquet(
+            args.sources[0], args.since, min_cluster_size=args.min_cluster_size, engine="duckdb"
+        )
+    except (ValueError, FileNotFoundError) as exc:
+        raise UserError(one_line(exc)) from exc
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "insight_clusters.jsonl"
+    path.write_text("".join(c.canonical() + "\n" for c in clusters), encoding="utf-8")
+    entries = sum(c.count for c in clusters)
+    print(f"duckdb: {len(clusters)} typed clusters over {entries} clustered entries -> {path}")
+    return 0
+
+
+def _write_quarantine(out: Path, rows: list[QuarantinedRow]) -> Path | None:
+    out.mkdir(parents=True, exist_ok=True)
+    return write_quarantine(out / "insights.json", rows)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = add_command(
+        subparsers,
+        "cluster",
+        help="cluster failures and corrections into insights",
+        example=[
+            "contextos-lab cluster synthetic --out out/clusters",
+            "contextos-lab cluster traces/ --since 2026-04-01T00:00:00+00:00 --out out/clusters",
+            "contextos-lab cluster --store sqlite:///.contextos/experience.db",
+        ],
+    )
+    p.add_argument(
+        "sources",
+        nargs="*",
+        help="trace/feedback files or folders, or synthetic (none with --store: what was ingested)",
+    )
+    p.add_argument("--out", default=None, help="directory for insights.json")
+    p.add_argument(
+        "--store",
+        default=None,
+        help="SQLAlchemy URL: write clusters and insights there (and read ingested data "
+        "when no SOURCE is given)",
+    )
+    p.add_argument(
+        "--since",
+        type=iso_datetime,
+        default=None,
+        help="ISO time with zone, e.g. 2026-04-01T00:00:00+00:00; older data is ignored",
+    )
+    p.add_argument("--min-cluster-size", type=int, default=MIN_CLUSTER_SIZE)
+    p.add_argument("--heldout-fraction", type=float, default=0.3)
+    p.add_argument(
+        "--engine",
+        choices=["auto", "pandas", "duckdb"],
+        default="auto",
+        help="duckdb: typed clusters over Parquet out of core (auto: past the threshold)",
+    )
+    p.add_argument("--duckdb-threshold-mb", type=float, default=DUCKDB_THRESHOLD_BYTES / 1024**2)
+    p.add_argument("--text-backend", choices=["tfidf", "embeddings", "none"], default="tfidf")
+    p.set_defaults(func=_run)

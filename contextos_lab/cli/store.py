@@ -1,0 +1,83 @@
+"""`contextos-lab store verify|lineage`: check the chain, walk an artifact back to feedback."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from contextos_lab.cli.conventions import add_command
+from contextos_lab.errors import one_line
+from contextos_lab.store.db_url import STORE_ENV
+from contextos_lab.store.experience_store import DEFAULT_STORE_URL, ExperienceStore
+from contextos_lab.store.lineage import lineage
+from contextos_lab.store.signing import SigningKeyMissing
+
+
+def default_store_url() -> str:
+    return os.environ.get(STORE_ENV, DEFAULT_STORE_URL)
+
+
+def open_store(url: str, *, create: bool = False) -> ExperienceStore | None:
+    """Open the store or print why not (returns None), so commands exit cleanly."""
+    try:
+        return ExperienceStore(url, create=create)
+    except (FileNotFoundError, ConnectionError) as exc:
+        print(f"error: {one_line(exc)}", file=sys.stderr)
+        return None
+
+
+def _verify(args: argparse.Namespace) -> int:
+    try:  # opened as is: a missing table or a corrupt file is a verdict, not a refusal to open
+        store = ExperienceStore(args.store, create=False, check_exists=False)
+    except (FileNotFoundError, ConnectionError) as exc:
+        print(f"error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    try:
+        report = store.verify()
+    except SigningKeyMissing as exc:
+        print(f"error: cannot verify {args.store}: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.store}: {report}", file=sys.stdout if report.ok else sys.stderr)
+    return 0 if report.ok else 1
+
+
+def _lineage(args: argparse.Namespace) -> int:
+    store = open_store(args.store)
+    if store is None:
+        return 2
+    try:
+        tree = lineage(store, args.artifact_id)
+    except KeyError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    print(tree.render())
+    print(f"feedback: {', '.join(tree.feedback_ids) or '(none)'}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    store = add_command(
+        subparsers,
+        "store",
+        help="inspect and verify the experience store",
+        example="contextos-lab store verify --store sqlite:///out/demo/store.db",
+    )
+    sub = store.add_subparsers(dest="store_command", required=True, metavar="ACTION")
+    verify = add_command(
+        sub,
+        "verify",
+        help="exit 0 when the hash chain and signatures hold",
+        example="contextos-lab store verify --store sqlite:///out/demo/store.db",
+    )
+    verify.add_argument("--store", default=default_store_url(), help="SQLAlchemy URL")
+    verify.set_defaults(func=_verify)
+    lin = add_command(
+        sub,
+        "lineage",
+        help="walk an artifact's upstream links to its feedback",
+        example="contextos-lab store lineage ARTIFACT_ID --store sqlite:///out/demo/store.db",
+    )
+    lin.add_argument("artifact_id")
+    lin.add_argument("--store", default=default_store_url(), help="SQLAlchemy URL")
+    lin.set_defaults(func=_lineage)
