@@ -21,6 +21,7 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports  # the import contracts in .importlinter: stage order, no circles
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
