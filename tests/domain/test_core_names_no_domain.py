@@ -25,7 +25,9 @@ from contextos_lab.proposals.policy.bundle import HUMAN_APPROVAL, PolicyBundle
 from contextos_lab.proposals.replay.goldens import load_goldens
 from tests.domain.conftest import CODING_AGENT, REPO_ROOT
 
-CORE = ("schemas", "evaluators", "store", "loaders", "insights", "proposals", "gate", "autotune", "cli")
+CORE = (
+    "schemas", "evaluators", "store", "loaders", "insights", "proposals", "gate", "autotune", "cli",
+)
 
 
 def _domain_names() -> set[str]:
