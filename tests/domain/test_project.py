@@ -11,13 +11,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from contextos_lab.cli.project_option import add_project_option, project_from_args
 from contextos_lab.domain import (
     BUNDLED_PROJECT,
     ProjectError,
     active_project,
-    add_project_option,
     load_project,
-    project_from_args,
     resolve_project_path,
     use_project,
 )
