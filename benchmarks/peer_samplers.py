@@ -170,7 +170,7 @@ def overhead_run(seed: int = 0, trials_worth: int = OVERHEAD_TRIALS_WORTH) -> di
     from contextos_lab.autotune.study.baseline import ensure_baseline
     from contextos_lab.autotune.study.open import open_study
     from contextos_lab.autotune.study.storage import open_storage
-    from contextos_lab.autotune.study.trial_run import _run_one
+    from contextos_lab.autotune.study.trial_run import run_one_trial
 
     ctx = sc.standin_ctx(time_scale=OVERHEAD_TIME_SCALE)
     ctx.spec = ctx.spec.model_copy(update={"max_concurrency": OVERHEAD_CONCURRENCY})
@@ -184,7 +184,7 @@ def overhead_run(seed: int = 0, trials_worth: int = OVERHEAD_TRIALS_WORTH) -> di
     sampler_s, trial_s = [], []
     while calls < budget:
         before, t0 = timed.seconds, time.perf_counter()
-        frozen = _run_one(ctx, study, baseline)  # run_study's own trial path
+        frozen = run_one_trial(ctx, study, baseline)  # run_study's own trial path
         wall = time.perf_counter() - t0
         sampler_s.append(timed.seconds - before)
         trial_s.append(wall - sampler_s[-1])

@@ -47,7 +47,7 @@ from contextos_lab.autotune.spec.load import load_spec  # noqa: E402
 from contextos_lab.autotune.study.baseline import ensure_baseline  # noqa: E402
 from contextos_lab.autotune.study.open import open_study  # noqa: E402
 from contextos_lab.autotune.study.storage import open_storage  # noqa: E402
-from contextos_lab.autotune.study.trial_run import _run_one  # noqa: E402
+from contextos_lab.autotune.study.trial_run import run_one_trial  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 LEVEL = 0.95
@@ -78,7 +78,7 @@ def calls_to_level(ctx: RunContext, cfg: SamplerConfig, truth: float, cap: int) 
     baseline = ensure_baseline(ctx, study)
     calls = case_evaluations(study.trials[0])
     while calls < cap:
-        frozen = _run_one(ctx, study, baseline)  # run_study's own trial path
+        frozen = run_one_trial(ctx, study, baseline)  # run_study's own trial path
         calls += case_evaluations(frozen)
         if frozen.state.name == "COMPLETE":
             hist = hypervolume_history(trials_frame(study), ctx.spec)

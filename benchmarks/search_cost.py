@@ -64,7 +64,7 @@ from contextos_lab.autotune.spec.load import load_spec  # noqa: E402
 from contextos_lab.autotune.study.baseline import ensure_baseline  # noqa: E402
 from contextos_lab.autotune.study.open import open_study  # noqa: E402
 from contextos_lab.autotune.study.storage import open_storage  # noqa: E402
-from contextos_lab.autotune.study.trial_run import _run_one  # noqa: E402
+from contextos_lab.autotune.study.trial_run import run_one_trial  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 EVALUATORS = ("policy", "safety", "utility", "latency", "economics")
@@ -129,7 +129,7 @@ def run_one(
     calls = case_evaluations(study.trials[0])
     while calls < max_calls and len(study.trials) < max_trials:
         # the trial path run_study's workers take (ask, run_trial, tell), one trial at a time
-        frozen = _run_one(ctx, study, baseline)
+        frozen = run_one_trial(ctx, study, baseline)
         calls += case_evaluations(frozen)
     frame = trials_frame(study)
     hist = hypervolume_history(frame, ctx.spec)

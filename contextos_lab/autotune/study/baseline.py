@@ -10,7 +10,7 @@ from optuna.trial import TrialState
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.study.trial_claim import ask_claimed
 from contextos_lab.autotune.study.trial_count import _uncounted
-from contextos_lab.autotune.study.trial_run import _run_one, close_duplicate_baseline
+from contextos_lab.autotune.study.trial_run import close_duplicate_baseline, run_one_trial
 from contextos_lab.harness.program.result_lines import PROTOCOL_ERROR
 
 
@@ -52,14 +52,14 @@ def ensure_baseline(
         # with three `search` processes): the later one closes unrun and uncounted
         close_duplicate_baseline(study, trial)
         scores = _wait_for_baseline(study, poll_s)
-        _run_one(ctx, study, scores, budget=budget)
+        run_one_trial(ctx, study, scores, budget=budget)
         return scores
     if not trial.user_attrs.get("is_baseline"):
         # another process took the baseline: wait for it, then run the trial we were given
         scores = _wait_for_baseline(study, poll_s)
-        _run_one(ctx, study, scores, budget=budget, trial=trial)
+        run_one_trial(ctx, study, scores, budget=budget, trial=trial)
         return scores
-    frozen = _run_one(ctx, study, baseline=None, trial=trial)
+    frozen = run_one_trial(ctx, study, baseline=None, trial=trial)
     if frozen is None or frozen.state != TrialState.COMPLETE:
         number = trial.number
         reason = frozen.user_attrs.get("fail_reason") if frozen is not None else "over budget"

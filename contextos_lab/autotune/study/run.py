@@ -22,7 +22,7 @@ from contextos_lab.autotune.study.trial_count import (
     finished_trials,
     reap_interrupted,
 )
-from contextos_lab.autotune.study.trial_run import _run_one
+from contextos_lab.autotune.study.trial_run import run_one_trial
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def work(
             study.set_user_attr("budget_stop", stop)
             log.warning("study %s stopped: %s", study.study_name, stop)
             break
-        frozen = _run_one(ctx, study, baseline, budget=budget)
+        frozen = run_one_trial(ctx, study, baseline, budget=budget)
         if frozen is None:
             continue
         ran += 1

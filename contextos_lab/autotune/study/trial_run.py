@@ -19,7 +19,7 @@ from contextos_lab.autotune.study.trial_count import _within_budget
 log = logging.getLogger(__name__)
 
 
-def _run_one(
+def run_one_trial(
     ctx: RunContext,
     study: optuna.Study,
     baseline: dict[str, float] | None,
