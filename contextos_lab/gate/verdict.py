@@ -34,6 +34,16 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from contextos_lab.gate.case_frames import (
+    EVALUATORS,
+    answered_pairs,
+    binary_view,
+    checked_frame,
+    paired_cases,
+    policy_pairs,
+    same_cases,
+    unscored_note,
+)
 from contextos_lab.gate.paired_tests import (
     PairedTest,
     holm_adjust,
@@ -42,11 +52,7 @@ from contextos_lab.gate.paired_tests import (
     sample_size,
 )
 
-#: What an errored run has no value for (harness.repeat_scores.UNMEASURED, kept local: the
-#: gate's statistics import nothing from the harness layer).
-UNMEASURED = ("latency", "economics")
 Verdict = Literal["promote", "underpowered", "regression", "no_effect"]
-EVALUATORS = ("policy", "safety", "utility", "latency", "economics")
 #: Reported beside `utility` (never checked against a guardrail): share of fully correct cases.
 UTILITY_CORRECT = "utility_correct"
 #: Better direction per evaluator ("increase" or "decrease").
@@ -90,35 +96,19 @@ class GateDecision(BaseModel):
         return next(t for t in self.tests if t.metric == metric)
 
 
-def _binary_view(metric: str, frame: pd.DataFrame) -> np.ndarray:
-    """Binary outcome per case: policy/safety 'no violation', utility 'fully correct'; a case
-    not scored (NaN, see `_policy_pairs`) stays NaN, so the paired test leaves it out."""
-    values = frame[metric].to_numpy(dtype=float)
-    return np.where(np.isnan(values), np.nan, (values >= 1.0).astype(float))
-
-
-def _same_cases(baseline: pd.DataFrame, candidate: pd.DataFrame) -> pd.DataFrame:
-    """The candidate's rows in the baseline's case order; refuses another set of cases."""
-    if baseline.index.equals(candidate.index):
-        return candidate
-    if len(baseline.index.difference(candidate.index)) or len(candidate) != len(baseline):
-        raise ValueError("candidate and baseline were not run on the same held-out cases")
-    return candidate.reindex(baseline.index)
-
-
 def metric_tests(
     baseline: pd.DataFrame, candidate: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000
 ) -> list[PairedTest]:
     """The per-metric paired tests of one candidate against the baseline on the same cases."""
-    candidate = _same_cases(baseline, candidate)
+    candidate = same_cases(baseline, candidate)
     tests = []
     for metric in EVALUATORS:
         if metric in ("policy", "safety"):
             tests.append(
                 paired_test(
                     metric,
-                    _binary_view(metric, baseline),
-                    _binary_view(metric, candidate),
+                    binary_view(metric, baseline),
+                    binary_view(metric, candidate),
                     binary=True,
                     seed=seed,
                     n_boot=n_boot,
@@ -138,29 +128,17 @@ def metric_tests(
                 tests.append(
                     paired_test(
                         UTILITY_CORRECT,
-                        _binary_view(metric, baseline),
-                        _binary_view(metric, candidate),
+                        binary_view(metric, baseline),
+                        binary_view(metric, candidate),
                         binary=True,
                         seed=seed,
                         n_boot=n_boot,
                     )
                 )
         else:
-            b, c = _answered_pairs(baseline[metric], candidate[metric])
+            b, c = answered_pairs(baseline[metric], candidate[metric])
             tests.append(paired_test(metric, b, c, binary=False, seed=seed, n_boot=n_boot))
     return tests
-
-
-def _answered_pairs(baseline: pd.Series, candidate: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Latency and cost are compared on the cases both sides answered (an errored run has
-    neither; its failure already counts on utility, policy and safety). With fewer than two
-    such cases an unanswered side takes the other's value: no evidence either way."""
-    b, c = baseline.to_numpy(float), candidate.to_numpy(float)
-    both = ~np.isnan(b) & ~np.isnan(c)
-    if both.sum() >= 2 or both.all():
-        return b[both], c[both]
-    b2, c2 = np.where(np.isnan(b), c, b), np.where(np.isnan(c), b, c)
-    return np.nan_to_num(b2), np.nan_to_num(c2)
 
 
 def _improves(delta: float, direction: str) -> bool:
@@ -170,91 +148,6 @@ def _improves(delta: float, direction: str) -> bool:
 def _interval_improves(test: PairedTest, direction: str) -> bool:
     """The whole bootstrap interval of the mean delta lies on the improving side."""
     return test.ci_low > 0 if direction == "increase" else test.ci_high < 0
-
-
-def _checked_frame(name: str, frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
-    """Missing floor scores count as violations; a missing latency or cost on a case that
-    failed everything (an errored run) is compared on answered cases only (`_answered_pairs`);
-    any other missing or non-finite score is counted.
-
-    A NaN must never make a mean look better than the cases it hides (pandas skips NaN), so
-    the counted gaps make the verdict "not computable" instead of a mean over what is left.
-    """
-    missing = [m for m in EVALUATORS if m not in frame.columns]
-    if missing:
-        raise ValueError(f"{name}: per-case frame lacks evaluator columns {missing}")
-    frame = frame.copy()
-    for metric in EVALUATORS:
-        frame[metric] = pd.to_numeric(frame[metric], errors="coerce").astype(float)
-    values = frame["safety"].to_numpy(dtype=float)
-    frame["safety"] = np.where(np.isfinite(values), values, 0.0)
-    values = frame["policy"].to_numpy(dtype=float)  # NaN: judged per pair (`_policy_pairs`)
-    frame["policy"] = np.where(np.isinf(values), 0.0, values)
-    # an errored case failed everything it judged (safety, utility 0, policy 0 or unscored):
-    # only there may latency and cost be missing
-    policy = frame["policy"].to_numpy(dtype=float)
-    failed = (
-        (frame[["safety", "utility"]] == 0.0).all(axis=1).to_numpy()
-        & ((policy == 0.0) | np.isnan(policy))
-    )
-    gaps = {}
-    for m in EVALUATORS:
-        values = frame[m].to_numpy(dtype=float)
-        bad = ~np.isfinite(values)
-        if m in UNMEASURED:
-            bad &= ~(np.isnan(values) & failed)
-        if m == "policy":  # a missing policy is a violation or not scored (`_policy_pairs`)
-            bad &= ~np.isnan(values)
-        if bad.any():
-            gaps[m] = int(bad.sum())
-    return frame, gaps
-
-
-def _policy_pairs(
-    baseline: pd.DataFrame, candidate: pd.DataFrame
-) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
-    """Both frames with a policy missing on one side only made a violation (0), and the mask of
-    cases missing on both: not scored (the evaluator cannot judge that case for any config)."""
-    b, c = baseline["policy"].to_numpy(float), candidate["policy"].to_numpy(float)
-    unscored = np.isnan(b) & np.isnan(c)
-    baseline, candidate = baseline.copy(), candidate.copy()
-    baseline["policy"] = np.where(np.isnan(b) & ~unscored, 0.0, b)
-    candidate["policy"] = np.where(np.isnan(c) & ~unscored, 0.0, c)
-    return baseline, candidate, unscored
-
-
-def _unscored_note(
-    metric: str, unscored: np.ndarray, index: pd.Index, intents: Mapping[str, str] | None
-) -> str | None:
-    """'policy not scored for intents X, Y (k of n held-out cases) ...', or None."""
-    k, n = int(unscored.sum()), len(unscored)
-    if k == 0:
-        return None
-    named = ""
-    if intents is not None:
-        found = sorted({str(intents.get(str(i), "")) for i in index[unscored]} - {""})
-        named = f" for intent(s) {', '.join(found)}" if found else ""
-    what = (
-        f"its floor and McNemar test cover the other {n - k} case(s)"
-        if k < n
-        else "no policy floor or test applies to this gate"
-    )
-    return (
-        f"{metric} not scored{named} ({k} of {n} held-out case(s): no policy_evaluation rule "
-        f"for the intent); {what}"
-    )
-
-
-def _paired_cases(metric: str, baseline: pd.DataFrame, candidate: pd.DataFrame) -> int:
-    """How many paired differences the metric's test should see: every case, or for latency and
-    cost the cases both sides answered (as `_answered_pairs` chooses them), for policy the
-    cases it scored (`_policy_pairs`)."""
-    if metric == "policy":
-        return int((baseline[metric].notna() & candidate[metric].notna()).sum())
-    if metric not in UNMEASURED:
-        return len(baseline)
-    b, _ = _answered_pairs(baseline[metric], candidate[metric])
-    return len(b)
 
 
 def _not_computable(
@@ -337,14 +230,14 @@ def decide(
     level = alpha if promote_alpha is None else promote_alpha
     if target_metric not in BETTER:
         raise ValueError(f"unknown target metric {target_metric!r}; one of {sorted(BETTER)}")
-    baseline, baseline_gaps = _checked_frame("baseline", baseline)
-    checked = {cid: _checked_frame(cid, frame) for cid, frame in candidates.items()}
+    baseline, baseline_gaps = checked_frame("baseline", baseline)
+    checked = {cid: checked_frame(cid, frame) for cid, frame in candidates.items()}
     bases: dict[str, pd.DataFrame] = {}
     candidates, notes = {}, {}
     for cid, (frame, _) in checked.items():
-        frame = _same_cases(baseline, frame)
-        bases[cid], candidates[cid], unscored = _policy_pairs(baseline, frame)
-        note = _unscored_note("policy", unscored, baseline.index, intents)
+        frame = same_cases(baseline, frame)
+        bases[cid], candidates[cid], unscored = policy_pairs(baseline, frame)
+        note = unscored_note("policy", unscored, baseline.index, intents)
         notes[cid] = (note,) if note else ()
     gaps_of = {
         cid: {k: v for k, v in (("baseline", baseline_gaps), (cid, g)) if v}
@@ -366,9 +259,7 @@ def decide(
         breaches = _breaches(tests, frame, guardrails, alpha)
         improves = _improves(target.delta, target_direction)
         required_n = None
-        blocked = _not_computable(
-            target, gaps_of[cid], _paired_cases(target_name, base, frame)
-        )
+        blocked = _not_computable(target, gaps_of[cid], paired_cases(target_name, base, frame))
         if breaches:
             verdict: Verdict = "regression"
             reasons = breaches
@@ -386,7 +277,7 @@ def decide(
         elif improves:
             verdict = "underpowered"
             diff = (
-                _binary_view(target_name, frame) - _binary_view(target_name, base)
+                binary_view(target_name, frame) - binary_view(target_name, base)
                 if target.outcome == "binary"
                 else frame[target_name].to_numpy(float) - base[target_name].to_numpy(float)
             )
