@@ -204,11 +204,21 @@ def test_out_of_range_scores_prove_nothing(big_case_dir: Path) -> None:
 
 def test_rounds_leave_the_racing_order_key_as_it_was(big_case_dir: Path) -> None:
     """A study started before rounds existed keeps pairing with the references it kept: the key
-    is the one the schedule without `rounds` (and without `promotion`) gave."""
+    is the one the schedule without `rounds` (and without `promotion` or its least gain) gave.
+    Its spec names the 30-case smoke stage that was then the default (the default is now 12, a
+    schedule field that does decide the order)."""
     import hashlib
 
-    keys = {order_key(_ctx(big_case_dir, rounds=r)) for r in (1, 4, 8)}
-    ctx = _ctx(big_case_dir)
+    def ctx_of(**racing: object) -> RunContext:
+        return racing_ctx(big_case_dir, racing={"min_cases": 30, **racing})
+
+    keys = {
+        order_key(ctx_of(rounds=r, promotion=p, promotion_min_gain=g))
+        for r in (1, 4, 8)
+        for p in ("possible", "estimated_gain")
+        for g in (0.0, 0.002, 0.05)
+    }
+    ctx = ctx_of()
     before = (
         '{"stages":[0.05,0.1,0.2,0.4,0.7],"min_cases":30,"z":2.0,'
         '"stratify_by":["risky"],"seed":null}'
