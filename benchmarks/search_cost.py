@@ -40,7 +40,7 @@ import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +121,7 @@ def run_one(
         space=ctx.space,
         search=ctx.search,
         evaluate=ctx.evaluate,
+        score_config=ctx.score_config,
     )
     study = open_study(ctx, open_storage("memory"), sampler=cfg)
     timed = ps.TimedSampler(study.sampler)
@@ -182,12 +183,13 @@ def lookup_table(ctx: RunContext, grid: pd.DataFrame) -> dict[tuple[Any, ...], d
 
 @contextlib.contextmanager
 def grid_lookup(ctx: RunContext, table: dict[tuple[Any, ...], dict[str, float]]) -> Iterator[None]:
-    """Full-set trials read their scores from the enumerated grid instead of running the
-    harness (bit-identical: each grid is checked against `score_config`); restored after."""
+    """Full-set trials of `ctx` read their scores from the enumerated grid instead of running
+    the harness (bit-identical: each grid is checked against `score_config`), through the run
+    context's `score_config` extension point; the context's own scorer is restored after."""
     names = list(ctx.space.names)
-    real = objective.score_config
+    previous = ctx.score_config
 
-    def lookup(_ctx: RunContext, params: dict[str, Any]) -> dict[str, Any]:
+    def lookup(_ctx: RunContext, params: Mapping[str, Any]) -> dict[str, Any]:
         row = table[_key(params, names)]
         return {
             "scores": {e: row[e] for e in EVALUATORS},
@@ -196,11 +198,11 @@ def grid_lookup(ctx: RunContext, table: dict[tuple[Any, ...], dict[str, float]])
             "harness_s": 0.0,
         }
 
-    objective.score_config = lookup  # type: ignore[assignment]
+    ctx.score_config = lookup
     try:
         yield
     finally:
-        objective.score_config = real  # type: ignore[assignment]
+        ctx.score_config = previous
 
 
 # -- the slow stand-in harness (examples/standin_llm) ---------------------------------------------

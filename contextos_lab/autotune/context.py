@@ -4,7 +4,7 @@ evaluation function. Built once per process (each worker rebuilds its own)."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +44,10 @@ class RunContext:
     meter: SpendMeter = field(default_factory=SpendMeter)
     #: Where search-set runs are written for outside proposers (`run_layout`); None: nowhere.
     runs: RunLayout | None = None
+    #: Scores a config on the full search set in place of `objective.score_config` (same
+    #: arguments, same outcome dict): the extension point a benchmark uses to read scores from an
+    #: enumerated grid. In-process only: a worker process rebuilds its context without it.
+    score_config: Callable[[RunContext, Mapping[str, Any]], dict[str, Any]] | None = None
 
     def worker_payload(self) -> dict[str, Any]:
         """Picklable: a worker re-imports the harness and evaluator by path, reuses the cases."""

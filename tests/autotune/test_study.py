@@ -198,3 +198,26 @@ def test_a_trial_whose_worker_process_is_gone_is_reaped_at_once() -> None:
     alive.set_user_attr("worker", f"{socket.gethostname()}:{os.getpid()}")
     assert reap_interrupted(study) == [trial.number]
     assert study.trials[alive.number].state == TrialState.RUNNING
+
+
+def test_a_context_scorer_scores_full_set_trials_in_place_of_the_harness(case_dir: Path) -> None:
+    """`RunContext.score_config` (the extension point benchmarks use to read scores from an
+    enumerated grid) replaces the harness run of every full-set trial; the study still records
+    the baseline, constraints and objectives from what it returns."""
+    from contextos_lab.autotune import objective
+
+    ctx = make_ctx(case_dir, fidelity="full")
+    seen: list[dict[str, Any]] = []
+
+    def scorer(c: RunContext, params: Any) -> dict[str, Any]:
+        seen.append(dict(params))
+        outcome = objective.score_config(c, params)
+        return {**outcome, "scores": {**outcome["scores"], "economics": 1.25}}
+
+    ctx.score_config = scorer
+    study = run_study(ctx, "memory", n_trials=4, progress=False)
+    assert [t.params for t in study.trials] == seen  # every trial, the baseline first
+    assert all(t.user_attrs["scores"]["economics"] == 1.25 for t in study.trials)
+    ctx.score_config = None
+    plain = run_study(ctx, "memory", n_trials=1, progress=False)
+    assert plain.trials[0].user_attrs["scores"]["economics"] != 1.25

@@ -94,7 +94,7 @@ def run_trial(
         if ctx.spec.fidelity == "racing":
             outcome = race(ctx, trial, params, baseline)  # optuna.TrialPruned when dropped
         else:
-            outcome = objective.score_config(ctx, params)
+            outcome = (ctx.score_config or objective.score_config)(ctx, params)
     except HarnessFailure as exc:
         # what the failed attempt paid, and why it failed
         trial_attrs.record(trial, {"fail_reason": str(exc), "spend": ctx.meter.as_dict()})
