@@ -26,14 +26,17 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from contextos_lab.insights.pipeline import analyse, load_sources, write_report
-from contextos_lab.insights.quality import (
+from contextos_lab.api import (
     agent_phase_purity,
+    analyse,
     coverage,
     duplicates,
+    files_of,
+    group_by_kind,
+    load_sources,
     tau_action_diff_agreement,
+    write_report,
 )
-from contextos_lab.loaders.detect import files_of, group_by_kind
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "failure_analysis_quality.json"

@@ -33,17 +33,19 @@ from typing import Any
 
 import numpy as np
 
-from contextos_lab.insights.attribution.default_weights import DEFAULT_WEIGHTS
-from contextos_lab.insights.attribution.linear import (
+from contextos_lab.api import (
+    DEFAULT_WEIGHTS,
+    Attribution,
     LastActorBeforeErrorRule,
     LinearAttributor,
+    RunTrace,
+    agent_key,
     cross_validated,
     fit_weights,
+    group_by_kind,
+    load_who_and_when,
+    run_trace,
 )
-from contextos_lab.insights.attribution.protocol import Attribution
-from contextos_lab.insights.attribution.turns import RunTrace, agent_key, run_trace
-from contextos_lab.loaders.detect import group_by_kind
-from contextos_lab.loaders.who_and_when import load_who_and_when
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "failure_attribution.json"
@@ -151,9 +153,7 @@ def evaluate(runs: list[RunTrace], steps: list[int], agents: list[str]) -> dict[
 def tau_agreement(external: Path) -> dict[str, Any] | None:
     """tau-bench (report only): the default attributor's step against the call the stored
     ground-truth diff says went wrong (`inputs.failing_step`, a derived answer key)."""
-    from contextos_lab.insights.attribution.runs import attribute_runs
-    from contextos_lab.insights.pipeline import load_sources
-    from contextos_lab.insights.runs.columns import runs_frame
+    from contextos_lab.api import attribute_runs, load_sources, runs_frame
 
     folder = external / "tau-bench"
     if not folder.is_dir():

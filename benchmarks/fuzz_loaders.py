@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from contextos_lab.store.experience_store import ExperienceStore  # noqa: E402
+from contextos_lab.api import ExperienceStore  # noqa: E402
 from tests.loaders.malformed import make_case, run_case  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "fuzz_loaders.json"

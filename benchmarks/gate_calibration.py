@@ -18,7 +18,7 @@ import platform
 import time
 from pathlib import Path
 
-from contextos_lab.gate.calibration import simulate_null
+from contextos_lab.api import simulate_null
 
 OUT = Path(__file__).resolve().parent / "results" / "gate_calibration.json"
 

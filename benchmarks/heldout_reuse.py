@@ -24,8 +24,7 @@ import platform
 import time
 from pathlib import Path
 
-from contextos_lab.gate.heldout.reuse_simulation import simulate_reuse
-from contextos_lab.schemas.error_budget import ErrorBudget
+from contextos_lab.api import ErrorBudget, simulate_reuse
 
 OUT = Path(__file__).resolve().parent / "results" / "heldout_reuse.json"
 

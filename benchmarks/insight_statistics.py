@@ -29,16 +29,19 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from contextos_lab.insights.findings.checks import (  # noqa: E402
+from contextos_lab.api import (  # noqa: E402
+    MERGE_AT,
+    SEARCH,
+    ClusterReport,
+    analyse,
     below_fdr_shown_as_findings,
+    containment,
+    load_sources,
+    member_runs,
     overlapping_pairs,
+    run_insight_candidates,
     tau_class_consistency,
 )
-from contextos_lab.insights.findings.overlap import MERGE_AT, containment  # noqa: E402
-from contextos_lab.insights.pipeline import ClusterReport, analyse, load_sources  # noqa: E402
-from contextos_lab.insights.quality import member_runs  # noqa: E402
-from contextos_lab.insights.runs.insights import run_insight_candidates  # noqa: E402
-from contextos_lab.insights.split import SEARCH  # noqa: E402
 
 OUT = REPO / "benchmarks" / "results" / "insight_statistics.json"
 #: What must not move when another source's files are added (per insight id).

@@ -25,8 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from contextos_lab.harness.reference.synthetic_feedback import feedback_frame_fast  # noqa: E402
-from contextos_lab.insights.synthesize import synthesize_insights  # noqa: E402
+from contextos_lab.api import feedback_frame_fast, synthesize_insights  # noqa: E402
 
 RESULT = Path(__file__).with_name("results") / "insight_synthesis.json"
 GOAL_SECONDS, GOAL_MB = 5.0, 2048.0
@@ -65,7 +64,7 @@ def _hwm_mb() -> float:
 
 
 def duckdb_child(folder: Path) -> dict:
-    from contextos_lab.insights.out_of_core import cluster_parquet
+    from contextos_lab.api import cluster_parquet
 
     t0 = time.perf_counter()
     frame = cluster_parquet(folder, engine="duckdb", memory_limit="2GB", threads=2)

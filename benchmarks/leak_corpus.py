@@ -33,9 +33,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from contextos_lab.autotune.cases import case_set_from_frame, overlap  # noqa: E402
-from contextos_lab.harness.redaction import redact_argv, redact_text  # noqa: E402
-from contextos_lab.memory.instructions import carries_directive  # noqa: E402
+from contextos_lab.api import (  # noqa: E402
+    carries_directive,
+    case_set_from_frame,
+    overlap,
+    redact_argv,
+    redact_text,
+)
 from tests.harness.secret_shapes import SHAPES, benign_lines, secret_probes  # noqa: E402
 from tests.memory.injection_payloads import benign_notes, payloads  # noqa: E402
 from tests.overlap.near_copy_shapes import bundled_cases, near_copy, shape_names  # noqa: E402

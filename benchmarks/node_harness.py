@@ -45,13 +45,17 @@ SETS = ROOT / "examples" / "standin_llm" / "sets"
 OUT = Path(__file__).resolve().parent / "results" / "slow_harness.json"
 sys.path.insert(0, str(ROOT))
 
-from contextos_lab.autotune.budget import spend_frame, spend_total  # noqa: E402
-from contextos_lab.autotune.context import prepare  # noqa: E402
-from contextos_lab.autotune.spec.load import load_spec  # noqa: E402
-from contextos_lab.autotune.sweep import sweep  # noqa: E402
-from contextos_lab.harness.case_inputs import INPUTS_FILE  # noqa: E402
-from contextos_lab.harness.execution import ExecutionPolicy, execute  # noqa: E402
-from contextos_lab.harness.runner import read_records  # noqa: E402
+from contextos_lab.api import (  # noqa: E402
+    INPUTS_FILE,
+    ExecutionPolicy,
+    execute,
+    load_spec,
+    prepare,
+    read_records,
+    spend_frame,
+    spend_total,
+    sweep,
+)
 
 #: Every answer-key-like name issue #31 saw reach a harness, and the kit's own expectations.
 ANSWER_KEYS = (
@@ -264,13 +268,19 @@ def main() -> None:
                   f"{v['wall_s_per_trial_median']:>8.3f} {v['processes_started']:>9} "
                   f"{v['calls']:>6}")  # fmt: skip
         print(f"{'':>11} {'speedup':>18} {speedup[c]:>9.2f} {trial_speedup[c]:>8.2f}")
-    print(f"$12 budget: spent ${budget['spent_usd']:.4f} ({budget['share']:.3f}) over "
-          f"{budget['trials']} trials ({budget['paid_trials']} paid); stop: {budget['stop']}")
-    print(f"5,000-call budget: spent {calls['spent_calls']} ({calls['share']:.3f}) over "
-          f"{calls['trials']} trials ({calls['paid_trials']} paid); stop: {calls['stop']}")
+    print(
+        f"$12 budget: spent ${budget['spent_usd']:.4f} ({budget['share']:.3f}) over "
+        f"{budget['trials']} trials ({budget['paid_trials']} paid); stop: {budget['stop']}"
+    )
+    print(
+        f"5,000-call budget: spent {calls['spent_calls']} ({calls['share']:.3f}) over "
+        f"{calls['trials']} trials ({calls['paid_trials']} paid); stop: {calls['stop']}"
+    )
     for how, v in keys.items():
-        print(f"answer keys, {how}: {v['answer_key_fields']} of {len(ANSWER_KEYS) + 1} names "
-              f"reached the program ({v['cases_received']} cases sent)")
+        print(
+            f"answer keys, {how}: {v['answer_key_fields']} of {len(ANSWER_KEYS) + 1} names "
+            f"reached the program ({v['cases_received']} cases sent)"
+        )
     goals = {
         "persistent_speedup_fast_harness": {
             "goal": ">= 5", "measured": round(speedup[8], 3), "met": speedup[8] >= 5,
@@ -296,9 +306,7 @@ def main() -> None:
         "goals": list(goals),
         "trial_walls": walls,
         "speedup_persistent_harness_wall": {str(c): round(x, 3) for c, x in speedup.items()},
-        "speedup_persistent_whole_trial": {
-            str(c): round(x, 3) for c, x in trial_speedup.items()
-        },
+        "speedup_persistent_whole_trial": {str(c): round(x, 3) for c, x in trial_speedup.items()},
         "budget": budget,
         "call_budget": calls,
         "answer_keys": keys,

@@ -28,12 +28,16 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from contextos_lab.autotune.context import prepare  # noqa: E402
-from contextos_lab.autotune.pareto import hypervolume_history, trials_frame  # noqa: E402
-from contextos_lab.autotune.spec.load import load_spec  # noqa: E402
-from contextos_lab.autotune.study.enqueue import enqueue, layout_for  # noqa: E402
-from contextos_lab.autotune.study.trial_count import counted_trials  # noqa: E402
-from contextos_lab.autotune.sweep import sweep  # noqa: E402
+from contextos_lab.api import (  # noqa: E402
+    counted_trials,
+    enqueue,
+    hypervolume_history,
+    layout_for,
+    load_spec,
+    prepare,
+    sweep,
+    trials_frame,
+)
 
 OUT = REPO / "benchmarks" / "results" / "outside_proposer.json"
 SPEC = REPO / "specs" / "reference_refund.yaml"

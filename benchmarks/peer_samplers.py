@@ -166,11 +166,13 @@ def overhead_run(seed: int = 0, trials_worth: int = OVERHEAD_TRIALS_WORTH) -> di
     sys.path.insert(0, str(REPO / "benchmarks"))
     import search_cost as sc
 
-    from contextos_lab.autotune.racing.racing import case_evaluations
-    from contextos_lab.autotune.study.baseline import ensure_baseline
-    from contextos_lab.autotune.study.open import open_study
-    from contextos_lab.autotune.study.storage import open_storage
-    from contextos_lab.autotune.study.trial_run import run_one_trial
+    from contextos_lab.api import (
+        case_evaluations,
+        ensure_baseline,
+        open_storage,
+        open_study,
+        run_one_trial,
+    )
 
     ctx = sc.standin_ctx(time_scale=OVERHEAD_TIME_SCALE)
     ctx.spec = ctx.spec.model_copy(update={"max_concurrency": OVERHEAD_CONCURRENCY})

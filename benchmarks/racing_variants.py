@@ -39,15 +39,19 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import search_cost as sc  # noqa: E402
 import search_efficiency as se  # noqa: E402
 
-from contextos_lab.autotune.context import RunContext, prepare  # noqa: E402
-from contextos_lab.autotune.pareto import hypervolume_history, trials_frame  # noqa: E402
-from contextos_lab.autotune.racing.racing import case_evaluations  # noqa: E402
-from contextos_lab.autotune.sampling.config import SamplerConfig  # noqa: E402
-from contextos_lab.autotune.spec.load import load_spec  # noqa: E402
-from contextos_lab.autotune.study.baseline import ensure_baseline  # noqa: E402
-from contextos_lab.autotune.study.open import open_study  # noqa: E402
-from contextos_lab.autotune.study.storage import open_storage  # noqa: E402
-from contextos_lab.autotune.study.trial_run import run_one_trial  # noqa: E402
+from contextos_lab.api import (  # noqa: E402
+    RunContext,
+    SamplerConfig,
+    case_evaluations,
+    ensure_baseline,
+    hypervolume_history,
+    load_spec,
+    open_storage,
+    open_study,
+    prepare,
+    run_one_trial,
+    trials_frame,
+)
 
 RESULTS = REPO / "benchmarks" / "results"
 LEVEL = 0.95

@@ -17,10 +17,7 @@ import statistics
 import time
 from pathlib import Path
 
-from contextos_lab.evaluators.scorecard import evaluate
-from contextos_lab.harness.protocol import baseline_config
-from contextos_lab.harness.reference import reference_harness
-from contextos_lab.harness.replay_sets import load_replay_set
+from contextos_lab.api import baseline_config, evaluate, load_replay_set, reference_harness
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL = 20_000

@@ -55,16 +55,20 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import peer_samplers as ps  # noqa: E402
 import search_efficiency as se  # noqa: E402
 
-from contextos_lab.autotune import objective  # noqa: E402
-from contextos_lab.autotune.context import RunContext, prepare  # noqa: E402
-from contextos_lab.autotune.pareto import hypervolume_history, trials_frame  # noqa: E402
-from contextos_lab.autotune.racing.racing import case_evaluations  # noqa: E402
-from contextos_lab.autotune.sampling.config import SamplerConfig  # noqa: E402
-from contextos_lab.autotune.spec.load import load_spec  # noqa: E402
-from contextos_lab.autotune.study.baseline import ensure_baseline  # noqa: E402
-from contextos_lab.autotune.study.open import open_study  # noqa: E402
-from contextos_lab.autotune.study.storage import open_storage  # noqa: E402
-from contextos_lab.autotune.study.trial_run import run_one_trial  # noqa: E402
+from contextos_lab.api import (  # noqa: E402
+    RunContext,
+    SamplerConfig,
+    case_evaluations,
+    ensure_baseline,
+    hypervolume_history,
+    load_spec,
+    open_storage,
+    open_study,
+    prepare,
+    run_one_trial,
+    score_config,
+    trials_frame,
+)
 
 RESULTS = REPO / "benchmarks" / "results"
 EVALUATORS = ("policy", "safety", "utility", "latency", "economics")
@@ -252,7 +256,7 @@ def enumerate_standin(ctx: RunContext) -> tuple[pd.DataFrame, dict[str, Any]]:
         t0 = time.perf_counter()
         rows = []
         for i, config in enumerate(configs):
-            out = objective.score_config(ctx, config)
+            out = score_config(ctx, config)
             rows.append({**config, **out["scores"], "error_rate": out["error_rate"]})
             if i % 200 == 0:
                 print(f"  stand-in enumerated {i}/{len(configs)} "
@@ -265,14 +269,14 @@ def enumerate_standin(ctx: RunContext) -> tuple[pd.DataFrame, dict[str, Any]]:
     info["max_error_rate_in_grid"] = float(frame["error_rate"].max())
     rng = np.random.default_rng(20261123)
     for i in rng.choice(len(configs), size=N_STANDIN_RECHECK, replace=False):
-        again = objective.score_config(ctx, configs[int(i)])["scores"]  # this code, no sleeps
+        again = score_config(ctx, configs[int(i)])["scores"]  # this code, no sleeps
         row = frame.iloc[int(i)]
         if {e: float(row[e]) for e in EVALUATORS} != again:
             raise SystemExit(f"stand-in grid mismatch at {configs[int(i)]}: {again}")
     info["verified_without_sleeps"] = N_STANDIN_RECHECK
     sleeping = standin_ctx(time_scale=None)  # the spec's own time scale: real sleeps
     for i in rng.choice(len(configs), size=N_STANDIN_CHECK, replace=False):
-        again = objective.score_config(sleeping, configs[int(i)])["scores"]
+        again = score_config(sleeping, configs[int(i)])["scores"]
         row = frame.iloc[int(i)]
         if {e: float(row[e]) for e in EVALUATORS} != again:
             raise SystemExit(f"stand-in grid mismatch at {configs[int(i)]}: {again}")

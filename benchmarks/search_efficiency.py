@@ -50,19 +50,23 @@ from pydantic import Field
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from contextos_lab.autotune.cases import case_set_from_frame  # noqa: E402
-from contextos_lab.autotune.context import RunContext, prepare, rebuild  # noqa: E402
-from contextos_lab.autotune.objective import constraint_values, score_config  # noqa: E402
-from contextos_lab.autotune.pareto import (  # noqa: E402
+from contextos_lab.api import (  # noqa: E402
+    EVALUATOR_ORDER,
+    GridScorer,
+    RunContext,
+    SamplerConfig,
+    case_set_from_frame,
+    constraint_values,
     hypervolume,
     hypervolume_history,
+    load_spec,
     normalised_losses,
+    prepare,
+    rebuild,
+    run_study,
+    score_config,
     trials_frame,
 )
-from contextos_lab.autotune.sampling.config import SamplerConfig  # noqa: E402
-from contextos_lab.autotune.spec.load import load_spec  # noqa: E402
-from contextos_lab.autotune.study.run import run_study  # noqa: E402
-from contextos_lab.harness.reference.scoring import EVALUATOR_ORDER, GridScorer  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 SAMPLERS: dict[str, dict[str, Any]] = {

@@ -43,16 +43,20 @@ sys.path.insert(0, str(EXAMPLE))
 
 from standin_llm import StandInLLM, make_cases  # noqa: E402
 
-from contextos_lab.autotune.budget import spend_frame, spend_total  # noqa: E402
-from contextos_lab.autotune.context import prepare  # noqa: E402
-from contextos_lab.autotune.objective import score_config  # noqa: E402
-from contextos_lab.autotune.spec.load import load_spec  # noqa: E402
-from contextos_lab.autotune.sweep import sweep  # noqa: E402
-from contextos_lab.gate.run_gate import guardrails_of  # noqa: E402
-from contextos_lab.gate.verdict import decide  # noqa: E402
-from contextos_lab.harness.case_format import convert  # noqa: E402
-from contextos_lab.harness.execution import ExecutionPolicy, execute  # noqa: E402
-from contextos_lab.harness.repeat_scores import score_execution  # noqa: E402
+from contextos_lab.api import (  # noqa: E402
+    ExecutionPolicy,
+    convert,
+    decide,
+    execute,
+    guardrails_of,
+    load_spec,
+    prepare,
+    score_config,
+    score_execution,
+    spend_frame,
+    spend_total,
+    sweep,
+)
 
 
 def write_project(folder: Path, n_cases: int, concurrency: int, repeats: int) -> Path:

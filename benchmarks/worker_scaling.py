@@ -39,16 +39,18 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from contextos_lab.autotune.cases import case_set_from_frame  # noqa: E402
-from contextos_lab.autotune.context import prepare  # noqa: E402
-from contextos_lab.autotune.spec.load import parse_spec  # noqa: E402
-from contextos_lab.autotune.study.run import run_study  # noqa: E402
-from contextos_lab.harness.protocol import (  # noqa: E402
+from contextos_lab.api import (  # noqa: E402
+    NO_CACHE_ENV,
     RESULT_COLUMNS,
+    ChangeClass,
+    LocalPostgres,
+    SurfaceLayer,
+    TunableSurface,
+    case_set_from_frame,
+    parse_spec,
+    prepare,
+    run_study,
 )
-from contextos_lab.harness.result_cache import NO_CACHE_ENV  # noqa: E402
-from contextos_lab.schemas.surface import ChangeClass, SurfaceLayer, TunableSurface  # noqa: E402
-from contextos_lab.store.local_postgres import LocalPostgres  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 

@@ -142,3 +142,116 @@ def read_report(path: str | Path, name: str = "03_heldout_gate") -> Report:
     if not p.is_file():
         raise UserError(f"no such file: {p}")
     return Report(path=p, html=p.read_text(encoding="utf-8"), sha256=sha256_file(p))
+
+
+# -- the research surface ----------------------------------------------------------------------
+#: The names a script that drives a study, a gate or an analysis by hand (every benchmark in
+#: `benchmarks/`) imports from here, each from the module that defines it: `from
+#: contextos_lab.api import run_study, decide`. Loaded on first use (PEP 562), so importing the
+#: API stays cheap; a test checks every entry resolves and the benchmarks import nothing else.
+RESEARCH: dict[str, str] = {
+    # schemas
+    "ErrorBudget": "contextos_lab.schemas.error_budget",
+    "ChangeClass": "contextos_lab.schemas.surface",
+    "SurfaceLayer": "contextos_lab.schemas.surface",
+    "TunableSurface": "contextos_lab.schemas.surface",
+    # store
+    "ExperienceStore": "contextos_lab.store.experience_store",
+    "LocalPostgres": "contextos_lab.store.local_postgres",
+    # loaders
+    "files_of": "contextos_lab.loaders.detect",
+    "group_by_kind": "contextos_lab.loaders.detect",
+    "load_who_and_when": "contextos_lab.loaders.who_and_when",
+    # evaluators
+    "evaluate": "contextos_lab.evaluators.scorecard",
+    # memory
+    "carries_directive": "contextos_lab.memory.instructions",
+    # harness
+    "convert": "contextos_lab.harness.case_format",
+    "INPUTS_FILE": "contextos_lab.harness.case_inputs",
+    "ExecutionPolicy": "contextos_lab.harness.execution",
+    "execute": "contextos_lab.harness.execution",
+    "RESULT_COLUMNS": "contextos_lab.harness.protocol",
+    "baseline_config": "contextos_lab.harness.protocol",
+    "redact_argv": "contextos_lab.harness.redaction",
+    "redact_text": "contextos_lab.harness.redaction",
+    "reference_harness": "contextos_lab.harness.reference",
+    "EVALUATOR_ORDER": "contextos_lab.harness.reference.scoring",
+    "GridScorer": "contextos_lab.harness.reference.scoring",
+    "feedback_frame_fast": "contextos_lab.harness.reference.synthetic_feedback",
+    "score_execution": "contextos_lab.harness.repeat_scores",
+    "load_replay_set": "contextos_lab.harness.replay_sets",
+    "NO_CACHE_ENV": "contextos_lab.harness.result_cache",
+    "read_records": "contextos_lab.harness.runner",
+    # insights
+    "DEFAULT_WEIGHTS": "contextos_lab.insights.attribution.default_weights",
+    "LastActorBeforeErrorRule": "contextos_lab.insights.attribution.linear",
+    "LinearAttributor": "contextos_lab.insights.attribution.linear",
+    "cross_validated": "contextos_lab.insights.attribution.linear",
+    "fit_weights": "contextos_lab.insights.attribution.linear",
+    "Attribution": "contextos_lab.insights.attribution.protocol",
+    "attribute_runs": "contextos_lab.insights.attribution.runs",
+    "RunTrace": "contextos_lab.insights.attribution.turns",
+    "agent_key": "contextos_lab.insights.attribution.turns",
+    "run_trace": "contextos_lab.insights.attribution.turns",
+    "below_fdr_shown_as_findings": "contextos_lab.insights.findings.checks",
+    "overlapping_pairs": "contextos_lab.insights.findings.checks",
+    "tau_class_consistency": "contextos_lab.insights.findings.checks",
+    "MERGE_AT": "contextos_lab.insights.findings.overlap",
+    "containment": "contextos_lab.insights.findings.overlap",
+    "cluster_parquet": "contextos_lab.insights.out_of_core",
+    "ClusterReport": "contextos_lab.insights.pipeline",
+    "analyse": "contextos_lab.insights.pipeline",
+    "load_sources": "contextos_lab.insights.pipeline",
+    "write_report": "contextos_lab.insights.pipeline",
+    "agent_phase_purity": "contextos_lab.insights.quality",
+    "coverage": "contextos_lab.insights.quality",
+    "duplicates": "contextos_lab.insights.quality",
+    "member_runs": "contextos_lab.insights.quality",
+    "tau_action_diff_agreement": "contextos_lab.insights.quality",
+    "runs_frame": "contextos_lab.insights.runs.columns",
+    "run_insight_candidates": "contextos_lab.insights.runs.insights",
+    "SEARCH": "contextos_lab.insights.split",
+    "synthesize_insights": "contextos_lab.insights.synthesize",
+    # autotune
+    "spend_frame": "contextos_lab.autotune.budget",
+    "spend_total": "contextos_lab.autotune.budget",
+    "case_set_from_frame": "contextos_lab.autotune.cases",
+    "overlap": "contextos_lab.autotune.cases",
+    "RunContext": "contextos_lab.autotune.context",
+    "prepare": "contextos_lab.autotune.context",
+    "rebuild": "contextos_lab.autotune.context",
+    "constraint_values": "contextos_lab.autotune.objective",
+    "score_config": "contextos_lab.autotune.objective",
+    "hypervolume": "contextos_lab.autotune.pareto",
+    "hypervolume_history": "contextos_lab.autotune.pareto",
+    "normalised_losses": "contextos_lab.autotune.pareto",
+    "trials_frame": "contextos_lab.autotune.pareto",
+    "case_evaluations": "contextos_lab.autotune.racing.racing",
+    "SamplerConfig": "contextos_lab.autotune.sampling.config",
+    "load_spec": "contextos_lab.autotune.spec.load",
+    "parse_spec": "contextos_lab.autotune.spec.load",
+    "ensure_baseline": "contextos_lab.autotune.study.baseline",
+    "enqueue": "contextos_lab.autotune.study.enqueue",
+    "layout_for": "contextos_lab.autotune.study.enqueue",
+    "open_study": "contextos_lab.autotune.study.open",
+    "run_study": "contextos_lab.autotune.study.run",
+    "open_storage": "contextos_lab.autotune.study.storage",
+    "counted_trials": "contextos_lab.autotune.study.trial_count",
+    "run_one_trial": "contextos_lab.autotune.study.trial_run",
+    "sweep": "contextos_lab.autotune.sweep",
+    # gate
+    "simulate_null": "contextos_lab.gate.calibration",
+    "simulate_reuse": "contextos_lab.gate.heldout.reuse_simulation",
+    "guardrails_of": "contextos_lab.gate.run_gate",
+    "decide": "contextos_lab.gate.verdict",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = RESEARCH.get(name)
+    if module is None:
+        raise AttributeError(f"module 'contextos_lab.api' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

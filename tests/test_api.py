@@ -72,3 +72,29 @@ def test_sweep_outputs_as_frames(tmp_path: Path) -> None:
         assert "candidate_change.layer" in proposals.columns  # flattened
     report = cl.read_report(out)
     assert report.path == job.gate_report and "<iframe" in report._repr_html_()
+
+
+def test_the_research_surface_resolves_and_is_all_the_benchmarks_import() -> None:
+    """Every name in `api.RESEARCH` is a public attribute of the module it names, and the
+    benchmarks import from the package through `contextos_lab.api` only (issue 32: benchmarks
+    on the public API, no private names)."""
+    import ast
+    import importlib
+
+    from contextos_lab import api
+
+    for name, module in api.RESEARCH.items():
+        assert not name.startswith("_")
+        assert getattr(api, name) is getattr(importlib.import_module(module), name)
+    with pytest.raises(AttributeError):
+        api.no_such_name  # noqa: B018
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    imported: set[str] = set()
+    for script in sorted(bench.glob("*.py")):
+        for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                assert not any(a.name.startswith("contextos_lab") for a in node.names), script
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("contextos"):
+                assert node.module == "contextos_lab.api", f"{script.name}: {node.module}"
+                imported |= {a.name for a in node.names}
+    assert imported and imported <= set(api.RESEARCH) | set(vars(api))
