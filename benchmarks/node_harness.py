@@ -116,7 +116,7 @@ def trial_walls(tmp: Path, trials: int) -> dict[str, dict[str, Any]]:
             t0 = time.perf_counter()
             result = sweep(
                 ctx.spec, out_dir=folder / "out", n_trials=trials, progress=False, ctx=ctx,
-                runs=False,
+                runs=False, fidelity="racing",
             )  # fmt: skip
             total = time.perf_counter() - t0
             done = [
@@ -158,7 +158,9 @@ def budget_share(tmp: Path, max_trials: int, kind: str, limit: float) -> dict[st
     )
     ctx = prepare(load_spec(path))
     t0 = time.perf_counter()
-    result = sweep(ctx.spec, out_dir=folder / "out", progress=False, ctx=ctx, runs=False)
+    result = sweep(
+        ctx.spec, out_dir=folder / "out", progress=False, ctx=ctx, runs=False, fidelity="racing"
+    )
     wall = time.perf_counter() - t0
     ctx.harness.close()  # type: ignore[attr-defined]
     spent = spend_total(result.study)

@@ -58,14 +58,24 @@ def run_arm(with_proposer: bool, seed: int, budget: int, workdir: Path) -> dict:
     t0 = time.perf_counter()
     proposals = 0
     if not with_proposer:
-        result = sweep(spec, out_dir=out, n_trials=budget, seed=seed, ctx=ctx, progress=False)
+        result = sweep(
+            spec,
+            out_dir=out,
+            n_trials=budget,
+            seed=seed,
+            ctx=ctx,
+            progress=False,
+            fidelity="racing",
+        )
     else:
         proposer = _proposer()
         n = 0
         result = None
         while n < budget:
             n = min(budget, n + 9)
-            result = sweep(spec, out_dir=out, n_trials=n, seed=seed, ctx=ctx, progress=False)
+            result = sweep(
+                spec, out_dir=out, n_trials=n, seed=seed, ctx=ctx, progress=False, fidelity="racing"
+            )
             if n >= budget:
                 break
             found = proposer.propose(layout_for(out, spec.name).study_dir)
@@ -76,7 +86,9 @@ def run_arm(with_proposer: bool, seed: int, budget: int, workdir: Path) -> dict:
                            layout=layout_for(out, spec.name))  # fmt: skip
             proposals += 1
             n = counted_trials(result.study) + done.waiting
-            result = sweep(spec, out_dir=out, n_trials=n, seed=seed, ctx=ctx, progress=False)
+            result = sweep(
+                spec, out_dir=out, n_trials=n, seed=seed, ctx=ctx, progress=False, fidelity="racing"
+            )
     hist = hypervolume_history(trials_frame(result.study), spec)
     return {
         "arm": "sampler + reference proposer" if with_proposer else "sampler alone",

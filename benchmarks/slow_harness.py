@@ -139,13 +139,15 @@ def overhead(spec_path: Path) -> dict[str, float]:
 def sweeps(spec_path: Path, trials: int, out: Path) -> dict[str, Any]:
     spec = load_spec(spec_path)
     t0 = time.perf_counter()
-    first = sweep(spec, out_dir=out, n_trials=trials, progress=False)
+    first = sweep(spec, out_dir=out, n_trials=trials, progress=False, fidelity="racing")
     first_s = time.perf_counter() - t0
     paid_first = spend_total(first.study)
     params_first = [t.params for t in first.study.trials]
     optuna.delete_study(study_name=spec.name, storage=first.storage)
     t0 = time.perf_counter()
-    again = sweep(load_spec(spec_path), out_dir=out, n_trials=trials, progress=False)
+    again = sweep(
+        load_spec(spec_path), out_dir=out, n_trials=trials, progress=False, fidelity="racing"
+    )
     again_s = time.perf_counter() - t0
     paid_again = spend_total(again.study)
     frame = spend_frame(first.study)

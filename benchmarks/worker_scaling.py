@@ -164,7 +164,7 @@ def measure(storage: str, workers: int, trials: int, seconds: float) -> dict[str
     cases = pd.DataFrame(
         {"case_id": [f"c{i}" for i in range(20)], "difficulty": np.linspace(0, 1, 20)}
     )
-    spec = parse_spec(spec_dict(seconds))
+    spec = parse_spec({**spec_dict(seconds), "fidelity": "racing"})  # fidelity stated
     ctx = prepare(spec, search=case_set_from_frame(cases), set_checker=lambda a, b: [])
     t0 = time.perf_counter()
     study = run_study(ctx, storage, n_trials=trials, workers=workers, progress=False)
