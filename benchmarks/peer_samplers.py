@@ -92,13 +92,13 @@ def code_digest(kit: bool) -> str:
     h = hashlib.sha256(f"v{CACHE_VERSION} optuna {optuna.__version__}".encode())
     pkg = REPO / "contextos_lab"
     paths = [
-        *sorted((pkg / "autotune").glob("*.py")),
+        *sorted((pkg / "autotune").rglob("*.py")),  # racing/, study/, spec/, sampling/ too
         *sorted((pkg / "evaluators").glob("*.py")),
         *sorted((pkg / "harness").glob("*.py")),
         REPO / "examples" / "standin_llm" / "standin_llm.py",
     ]
     for path in paths:
-        if not kit and path.name.startswith(KIT_ONLY):
+        if not kit and any(p.startswith(KIT_ONLY) for p in path.relative_to(REPO).parts):
             continue
         h.update(path.name.encode() + path.read_bytes())
     return h.hexdigest()[:16]
