@@ -181,10 +181,15 @@ def _fit(x: np.ndarray, y: np.ndarray, c: float, penalty: str = "l2") -> dict[st
     if len(set(y)) < 2:
         raise ValueError("fitting needs annotated runs whose step is a candidate step")
     # liblinear solves the L1 problem (lbfgs cannot); lbfgs stays the L2 solver. scikit-learn
-    # >= 1.8 names the penalty by l1_ratio (1: L1, 0: L2).
+    # >= 1.8 names the penalty by l1_ratio (1: L1, 0: L2). liblinear shuffles the data: a fixed
+    # random_state makes the fit, the cross-validated figure and --write-weights reproducible.
     l1 = penalty == "l1"
     model = LogisticRegression(
-        C=c, l1_ratio=1.0 if l1 else 0.0, solver="liblinear" if l1 else "lbfgs", max_iter=5000
+        C=c,
+        l1_ratio=1.0 if l1 else 0.0,
+        solver="liblinear" if l1 else "lbfgs",
+        max_iter=5000,
+        random_state=0,
     ).fit(x, y)
     constant = x.min(axis=0) == x.max(axis=0)
     return {

@@ -170,3 +170,18 @@ def test_rank_and_first_of_kind_features_mark_the_acting_turns_only() -> None:
     assert rows[5]["verify_language"] == 1 and rows[5]["answer_language"] == 1
     # the turns that read an execution result (after the terminal), not the terminal itself
     assert [rows[i]["responds_to_tool_output"] for i in range(6)] == [0, 0, 0, 1, 0, 1]
+
+
+def test_an_l1_fit_is_reproducible() -> None:
+    """liblinear (the L1 solver) shuffles its data: the same runs must give the same weights
+    on every fit, or the cross-validated figure and `--write-weights` move from run to run."""
+    import numpy as np
+
+    from contextos_lab.insights.attribution.features import STEP_FEATURES
+    from contextos_lab.insights.attribution.linear import _fit
+
+    rng = np.random.default_rng(3)
+    x = rng.random((120, len(STEP_FEATURES)))
+    y = (x[:, 0] + 0.4 * rng.standard_normal(120) > 0.5).astype(int)
+    fits = [_fit(x, y, c=0.3, penalty="l1") for _ in range(5)]
+    assert all(f == fits[0] for f in fits[1:])
