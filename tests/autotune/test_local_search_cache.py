@@ -43,9 +43,7 @@ def proposals(seed: int, n: int = TRIALS) -> list[dict[str, Any]]:
     """The params of every trial of a seeded study run by the kit's default sampler."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sampler = SamplerConfig(seed=seed).build()
-    study = optuna.create_study(
-        directions=["maximize", "minimize", "minimize"], sampler=sampler
-    )
+    study = optuna.create_study(directions=["maximize", "minimize", "minimize"], sampler=sampler)
     study.optimize(_objective, n_trials=n)
     return [dict(t.params) for t in study.trials]
 

@@ -178,17 +178,24 @@ class FrontLocalSearchSampler(BaseSampler):
                 diff = keys != keys[p]
                 one = np.flatnonzero(diff.sum(axis=1) == 1)
                 ks = diff[one].argmax(axis=1)
-                moved = zip(ks.tolist(), keys[one, ks].tolist(), (outcome[one] != outcome[p]))
+                moved = zip(
+                    ks.tolist(), keys[one, ks].tolist(), (outcome[one] != outcome[p]), strict=True
+                )
                 for k, code, differs in moved:
                     move = (k, strs[k][code])
                     seen[move] = seen.get(move, 0) + 1
                     changed[move] = changed.get(move, 0) + bool(differs)
                     explored.setdefault(vector, set()).add(move)
 
-        def weight(k: int, value: Any) -> float:
-            move = (k, str(_key({names[k]: value}, [names[k]])[0]))
+        def weight(move: tuple[int, str]) -> float:
             return (changed.get(move, 0) + 1.0) / (seen.get(move, 0) + 1.0)
 
+        # each knob's grid once: (value, its place in a config key, its move)
+        grid = [
+            [(v, _key({n: v}, [n])[0], (k, str(_key({n: v}, [n])[0])))
+             for v in grid_values(space[n]) or []]
+            for k, n in enumerate(names)
+        ]  # fmt: skip
         vectors = list(groups)
         heads = [groups[v][0] for v in vectors]
         share = self._rows.shares(
@@ -205,20 +212,19 @@ class FrontLocalSearchSampler(BaseSampler):
                 queued: set[tuple[Any, ...]] = set()
                 done = explored.get(vectors[i], set())
                 for parent in groups[vectors[i]]:
+                    own = _key(parent.params, names)  # a child's key differs at one place
                     for k, name in enumerate(names):
-                        for value in grid_values(space[name]) or []:
-                            move = (k, str(_key({name: value}, [name])[0]))
+                        for value, place, move in grid[k]:
                             if fresh_only and move in done:
                                 continue
-                            child = {**parent.params, name: value}
-                            key = _key(child, names)
+                            key = (*own[:k], place, *own[k + 1 :])
                             if (
                                 value != parent.params[name]
                                 and key not in tried
                                 and key not in queued
                             ):
                                 queued.add(key)
-                                moves.append((weight(k, value), child))
+                                moves.append((weight(move), {**parent.params, name: value}))
                 if moves:
                     best = max(w for w, _ in moves)
                     top = [child for w, child in moves if w >= best - 1e-12]
