@@ -12,6 +12,8 @@ from typing import Any
 import optuna
 
 from contextos_lab.autotune.sampling.config import SamplerConfig
+from contextos_lab.autotune.sampling.local_search import _key, _outcome, feasible_front
+from contextos_lab.autotune.sampling.trial_rows import TrialRows
 
 FIXTURE = Path(__file__).parent / "fixtures" / "local_search_proposals.json"
 SEEDS = (0, 5)
@@ -56,3 +58,35 @@ def test_cached_local_search_proposes_what_the_uncached_one_did() -> None:
 
 if __name__ == "__main__":  # re-record (only from the uncached implementation)
     FIXTURE.write_text(json.dumps({str(s): proposals(s) for s in SEEDS}, indent=0) + "\n")
+
+
+def _finished_study(seed: int, n: int) -> optuna.Study:
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(
+        directions=["maximize", "minimize", "minimize"],
+        sampler=optuna.samplers.RandomSampler(seed=seed),
+    )
+    study.optimize(_objective, n_trials=n)
+    return study
+
+
+def test_the_incremental_front_is_the_front_of_all_finished_trials() -> None:
+    study = _finished_study(seed=1, n=60)
+    rows = TrialRows(_key, _outcome)
+    trials = study.trials
+    for end in (3, 4, 10, 11, 25, 40, 60):  # uneven steps: several trials finish between calls
+        rows.sync(study, sorted(trials[0].params), trials[:end])
+        got = rows.front_of(trials[:end], lambda pool: feasible_front(study, pool))
+        assert [t.number for t in got] == [t.number for t in feasible_front(study, trials[:end])]
+
+
+def test_rows_start_afresh_for_another_study_or_knob_set() -> None:
+    first, second = _finished_study(seed=2, n=12), _finished_study(seed=3, n=12)
+    names = sorted(first.trials[0].params)
+    rows = TrialRows(_key, _outcome)
+    rows.sync(first, names, first.trials)
+    rows.sync(second, names, second.trials)
+    assert rows.tried == {_key(t.params, names) for t in second.trials}
+    rows.sync(second, names[:2], second.trials)
+    assert rows.tried == {_key(t.params, names[:2]) for t in second.trials}
+    assert all(r.codes is None for r in rows.rows.values())  # no trial sets only two knobs
