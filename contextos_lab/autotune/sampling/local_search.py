@@ -30,6 +30,8 @@ from optuna.samplers import BaseSampler
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
+from contextos_lab.autotune.sampling.trial_rows import TrialRows
+
 
 def grid_values(dist: BaseDistribution) -> list[Any] | None:
     """Every value a discrete distribution allows (None for a continuous one)."""
@@ -102,6 +104,7 @@ class FrontLocalSearchSampler(BaseSampler):
         self._rng = np.random.RandomState(seed)
         self._every = every
         self._n_startup = n_startup_trials
+        self._rows = TrialRows(_key, _outcome)  # finished trials, encoded once
 
     def reseed_rng(self) -> None:
         self._base.reseed_rng()
@@ -123,7 +126,12 @@ class FrontLocalSearchSampler(BaseSampler):
         if len(finished) < self._n_startup:
             return params
         names = sorted(search_space)
-        tried = {_key(t.params, names) for t in trials if t.number != trial.number}
+        self._rows.sync(study, names, finished)
+        tried = self._rows.tried | {
+            _key(t.params, names)
+            for t in trials
+            if not t.state.is_finished() and t.number != trial.number
+        }
         repeat = len(params) == len(names) and _key(params, names) in tried
         if not repeat and trial.number % self._every != 0:
             return params
@@ -148,35 +156,52 @@ class FrontLocalSearchSampler(BaseSampler):
         outcome (values, feasibility or state), untested moves counting as mattering.
         """
         groups: dict[tuple[float, ...], list[FrozenTrial]] = {}
-        for t in feasible_front(study, finished):
+        for t in self._rows.front_of(finished, lambda pool: feasible_front(study, pool)):
             if set(t.params) == set(names):
                 groups.setdefault(tuple(round(v, 12) for v in t.values or ()), []).append(t)
         if not groups:
             return None
-        rows = [t for t in finished if set(t.params) == set(names)]
-        keys = np.array([[str(_key(t.params, [n])[0]) for n in names] for t in rows])
-        outcome = [_outcome(t) for t in rows]
+        # knob values as per-knob integer codes of their string form (cached per trial):
+        # comparing codes is comparing those strings, without building them again
+        rows = [(t.number, self._rows.rows[t.number]) for t in finished]
+        rows = [(n, r) for n, r in rows if r.codes is not None]
+        index = {n: i for i, (n, _) in enumerate(rows)}
+        keys = np.array([r.codes for _, r in rows], dtype=np.int64)
+        outcome = np.array([r.outcome for _, r in rows], dtype=np.int64)
+        strs = self._rows.strs
         changed: dict[tuple[int, str], int] = {}
         seen: dict[tuple[int, str], int] = {}
         explored: dict[tuple[float, ...], set[tuple[int, str]]] = {}
         for vector, members in groups.items():
             for parent in members:
-                own = np.array([str(_key(parent.params, [n])[0]) for n in names])
-                own_outcome = _outcome(parent)
-                diff = keys != own
-                for i in np.flatnonzero(diff.sum(axis=1) == 1):
-                    k = int(np.argmax(diff[i]))
-                    move = (k, str(keys[i][k]))
+                p = index[parent.number]
+                diff = keys != keys[p]
+                one = np.flatnonzero(diff.sum(axis=1) == 1)
+                ks = diff[one].argmax(axis=1)
+                moved = zip(
+                    ks.tolist(), keys[one, ks].tolist(), (outcome[one] != outcome[p]), strict=True
+                )
+                for k, code, differs in moved:
+                    move = (k, strs[k][code])
                     seen[move] = seen.get(move, 0) + 1
-                    changed[move] = changed.get(move, 0) + (outcome[i] != own_outcome)
+                    changed[move] = changed.get(move, 0) + bool(differs)
                     explored.setdefault(vector, set()).add(move)
 
-        def weight(k: int, value: Any) -> float:
-            move = (k, str(_key({names[k]: value}, [names[k]])[0]))
+        def weight(move: tuple[int, str]) -> float:
             return (changed.get(move, 0) + 1.0) / (seen.get(move, 0) + 1.0)
 
+        # each knob's grid once: (value, its place in a config key, its move)
+        grid = [
+            [(v, _key({n: v}, [n])[0], (k, str(_key({n: v}, [n])[0])))
+             for v in grid_values(space[n]) or []]
+            for k, n in enumerate(names)
+        ]  # fmt: skip
         vectors = list(groups)
-        share = _contributions(study, [groups[v][0] for v in vectors])
+        heads = [groups[v][0] for v in vectors]
+        share = self._rows.shares(
+            (tuple(d.name for d in study.directions), tuple(tuple(m.values) for m in heads)),
+            lambda: _contributions(study, heads),
+        )
         order = sorted(self._rng.permutation(len(vectors)), key=lambda i: -share[i])
         draw = self._rng.random_sample() * share.sum()
         first = next((i for i in order if (draw := draw - share[i]) <= 0), order[0])
@@ -187,20 +212,19 @@ class FrontLocalSearchSampler(BaseSampler):
                 queued: set[tuple[Any, ...]] = set()
                 done = explored.get(vectors[i], set())
                 for parent in groups[vectors[i]]:
+                    own = _key(parent.params, names)  # a child's key differs at one place
                     for k, name in enumerate(names):
-                        for value in grid_values(space[name]) or []:
-                            move = (k, str(_key({name: value}, [name])[0]))
+                        for value, place, move in grid[k]:
                             if fresh_only and move in done:
                                 continue
-                            child = {**parent.params, name: value}
-                            key = _key(child, names)
+                            key = (*own[:k], place, *own[k + 1 :])
                             if (
                                 value != parent.params[name]
                                 and key not in tried
                                 and key not in queued
                             ):
                                 queued.add(key)
-                                moves.append((weight(k, value), child))
+                                moves.append((weight(move), {**parent.params, name: value}))
                 if moves:
                     best = max(w for w, _ in moves)
                     top = [child for w, child in moves if w >= best - 1e-12]
