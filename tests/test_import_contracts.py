@@ -78,3 +78,30 @@ def test_the_contracts_hold() -> None:
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "0 broken" in proc.stdout
+
+
+def test_no_module_import_circle_not_even_a_type_checking_one() -> None:
+    """The contracts ignore TYPE_CHECKING imports (they never run), but a circle drawn only by
+    them still ties modules together for a reader: none may exist, nor one through imports
+    inside functions (grimp records both)."""
+    import grimp
+
+    graph = grimp.build_graph("contextos_lab", exclude_type_checking_imports=False)
+    edges = {m: graph.find_modules_directly_imported_by(m) for m in graph.modules}
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    circles: list[list[str]] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for nxt in sorted(edges.get(module, ())):
+            if state.get(nxt) == 1:
+                circles.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[module] = 2
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for module in sorted(graph.modules):
+        if module not in state:
+            visit(module, [module])
+    assert circles == [], circles[:5]

@@ -18,7 +18,7 @@ from contextos_lab.store.signing import sign_entry, signature_valid
 from contextos_lab.store.upstream import upstream_ids_of
 
 if TYPE_CHECKING:
-    from contextos_lab.store.experience_store import ExperienceStore
+    from contextos_lab.store.handle import StoreHandle
 
 #: Kinds written exactly once; a later version is refused (seed 000: "signed and immutable").
 IMMUTABLE_KINDS: frozenset[str] = frozenset(
@@ -64,7 +64,7 @@ UNREVIEWED = frozenset({"proposed", "in_replay", "ready_for_review"})
 
 
 def prepare(
-    store: ExperienceStore,
+    store: StoreHandle,
     conn: Any,
     item: Envelope,
     explicit_upstream: Sequence[str],
@@ -101,7 +101,7 @@ def prepare(
 
 
 def check_feedback(
-    store: ExperienceStore, conn: Any, entry: FeedbackEntry, pending: Pending
+    store: StoreHandle, conn: Any, entry: FeedbackEntry, pending: Pending
 ) -> FeedbackEntry:
     """A FeedbackEntry needs an authorised signer, a stored decision record on its trace,
     a stored superseded entry if it names one, and a valid signature (signed if absent)."""

@@ -19,11 +19,11 @@ from contextos_lab.store.project_binding import record_project
 from contextos_lab.store.records import AppendOutcome, StoreRefusal
 
 if TYPE_CHECKING:
-    from contextos_lab.store.experience_store import ExperienceStore
+    from contextos_lab.store.handle import StoreHandle
 
 
 def append_once(
-    store: ExperienceStore,
+    store: StoreHandle,
     items: Sequence[Envelope],
     upstream: dict[str, Sequence[str]],
     on_refusal: Literal["raise", "skip"],
@@ -111,7 +111,7 @@ def append_once(
     return outcomes
 
 
-def anchor_committed(store: ExperienceStore, outcomes: list[AppendOutcome]) -> None:
+def anchor_committed(store: StoreHandle, outcomes: list[AppendOutcome]) -> None:
     """Record the committed head outside the database (see `store.anchor`)."""
     if not any(o.status == "stored" for o in outcomes):
         return

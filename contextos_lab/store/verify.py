@@ -27,7 +27,7 @@ from contextos_lab.store.records import VerifyReport
 from contextos_lab.store.signing import signature_valid
 
 if TYPE_CHECKING:
-    from contextos_lab.store.experience_store import ExperienceStore
+    from contextos_lab.store.handle import StoreHandle
 
 _TEXT_COLUMNS = (
     "kind",
@@ -47,7 +47,7 @@ class _Tampered(Exception):
         self.verdict, self.reason = verdict, reason
 
 
-def verify_store(store: ExperienceStore) -> VerifyReport:
+def verify_store(store: StoreHandle) -> VerifyReport:
     key = store.signing_key  # SigningKeyMissing propagates: an error, not a verdict
     checked, last = 0, (0, GENESIS)
     seq, aid = None, None
