@@ -89,9 +89,10 @@ def roles(run: RunTrace) -> dict[str, str]:
     for key, contents in texts.items():
         name = names[key]
         output_like = sum(bool(sig.TOOL_OUTPUT.match(c)) for c in contents)
-        if name.lower() == "tool" or sig.TOOL_NAME.search(name) or output_like * 2 >= len(contents):
+        head = sig.name_head(name)
+        if sig.TOOL_NAME.match(head) or output_like * 2 >= len(contents):
             out[key] = TOOL
-        elif sig.ORCHESTRATOR_NAME.search(name) or any(sig.LEDGER.search(c) for c in contents):
+        elif sig.ORCHESTRATOR_NAME.match(head) or any(sig.LEDGER.search(c) for c in contents):
             out[key] = ORCHESTRATOR
         elif name.lower() in ("user", "human", "customer"):
             out[key] = USER

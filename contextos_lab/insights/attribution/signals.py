@@ -25,8 +25,21 @@ TOOL_OUTPUT = re.compile(
     r"\[?tool(?: result| output)?\]?:)",
     re.I,
 )
-TOOL_NAME = re.compile(r"terminal|executor|interpreter|computer|\btool\b|code_?exec", re.I)
-ORCHESTRATOR_NAME = re.compile(r"orchestrat|manager|planner|coordinator|supervisor", re.I)
+#: Matched against a speaker name's *head word* (its last word, see `name_head`), so that
+#: `Computer_terminal`, `ComputerTerminal` and `code_executor` are tools but an expert whose name
+#: merely contains such a word (`WomenInComputerScienceHistory_Expert`, `Task_Manager_Expert`)
+#: is not: in a compound name the last word says what the speaker is.
+TOOL_NAME = re.compile(r"^(?:terminal|executor|interpreter|computer|tool|exec)$", re.I)
+ORCHESTRATOR_NAME = re.compile(r"^(?:orchestrator|manager|planner|coordinator|supervisor)$", re.I)
+_PARENTHESES = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def name_head(name: str) -> str:
+    """The last word of a speaker name, parenthesised asides removed (`Orchestrator (-> Coder)`
+    is the orchestrator; `Data_Analysis_Expert` is an expert; `ComputerTerminal` a terminal)."""
+    words = _WORD.findall(_PARENTHESES.sub(" ", name))
+    return words[-1].lower() if words else name.strip().lower()
 LEDGER = re.compile(r'"(?:is_request_satisfied|is_progress_being_made|is_in_loop|next_speaker)"')
 LOOP = re.compile(
     r'"is_in_loop"\s*:\s*(?:true|\{[^{}]*"answer"\s*:\s*true)|'
@@ -135,4 +148,5 @@ __all__ = [
     "error_family",
     "error_type",
     "is_error",
+    "name_head",
 ]

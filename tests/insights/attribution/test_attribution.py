@@ -52,6 +52,28 @@ def test_roles_come_from_what_a_speaker_does(tmp_path) -> None:
     assert roles(chat)[agent_key("Computer_terminal")] == "tool"
 
 
+def test_a_role_word_inside_an_experts_name_does_not_make_it_a_tool() -> None:
+    # An expert whose compound name merely contains "Computer" or "Manager" speaks prose: its
+    # name's head word says what it is (the old substring match made it a tool, never blamed).
+    run = RunTrace(
+        "r",
+        (
+            Turn(0, "WomenInComputerScienceHistory_Expert", "The task: who founded the club?"),
+            Turn(1, "WomenInComputerScienceHistory_Expert", "It was founded in 1972 by Ada."),
+            Turn(2, "Computer_terminal", "exitcode: 0 (execution succeeded)\nCode output: 1972"),
+            Turn(3, "Project_Manager_Expert", "I agree with the finding above."),
+            Turn(4, "Orchestrator (-> Coder)", "Please check the year again."),
+            Turn(5, "ComputerTerminal", "The script ran and printed 1972."),
+        ),
+    )
+    role = roles(run)
+    assert role[agent_key("WomenInComputerScienceHistory_Expert")] == "agent"
+    assert role[agent_key("Project_Manager_Expert")] == "agent"
+    assert role[agent_key("Computer_terminal")] == "tool"
+    assert role[agent_key("ComputerTerminal")] == "tool"
+    assert role[agent_key("Orchestrator (-> Coder)")] == "orchestrator"
+
+
 def test_the_orchestrators_ledger_loop_stall_and_limit_are_read(tmp_path) -> None:
     (run,) = _runs(tmp_path, [orchestrated_run(1)])
     s = run_signals(run)
