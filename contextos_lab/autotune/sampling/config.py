@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from contextos_lab.autotune.sampling.local_search import FrontLocalSearchSampler
 
-SamplerKind = Literal["tpe", "nsgaii", "gp", "random", "optuna_default"]
+SamplerKind = Literal["tpe", "nsgaii", "gp", "botorch", "random", "optuna_default"]
 
 
 class SamplerConfig(BaseModel):
@@ -28,7 +28,9 @@ class SamplerConfig(BaseModel):
     true
     front by 200 trials (benchmarks/results/search_cost.json).
     `optuna_default` is whatever `optuna.create_study` picks with no sampler (kept only as a
-    benchmark comparison).
+    benchmark comparison). `gp` (Optuna's GPSampler) and `botorch` (BoTorch's qNEHVI with the
+    floors as outcome constraints, through optuna-integration's BoTorchSampler) are the
+    Bayesian-optimisation peers of benchmarks/search_cost.py; both need optional extras.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -76,4 +78,26 @@ class SamplerConfig(BaseModel):
                     "extra: pip install 'contextos-lab[gp]'."
                 )
             return optuna.samplers.GPSampler(seed=seed, n_startup_trials=self.n_startup_trials)
+        if self.kind == "botorch":
+            return _botorch(seed, self.n_startup_trials)
         return optuna.samplers.TPESampler(seed=seed)  # optuna_default: Optuna 5's own defaults
+
+
+def _botorch(seed: int | None, n_startup_trials: int) -> optuna.samplers.BaseSampler:
+    """BoTorch's qNEHVI (noisy expected hypervolume improvement, outcome constraints from
+    `trial.set_constraint`) as an Optuna sampler; optuna-integration does the encoding of the
+    search space, so nothing here re-implements Bayesian optimisation."""
+    try:  # optuna_integration imports lazily (no __spec__), so import rather than find_spec
+        import botorch  # noqa: F401
+        from optuna_integration import BoTorchSampler
+        from optuna_integration.botorch import qnehvi_candidates_func
+    except ImportError as err:
+        raise RuntimeError(
+            "sampler kind 'botorch' needs BoTorch and optuna-integration; they are not "
+            "installed in this environment. Use tpe, nsgaii or random, or install the extra: "
+            "pip install 'contextos-lab[botorch]'."
+        ) from err
+
+    return BoTorchSampler(
+        candidates_func=qnehvi_candidates_func, n_startup_trials=n_startup_trials, seed=seed
+    )
