@@ -14,6 +14,7 @@ from contextos_lab.autotune.racing.promotion import (
     not_promoted_reason,
     point_estimate,
     promotes_on_estimate,
+    regression_slope,
 )
 from contextos_lab.autotune.racing.references import Reference
 from contextos_lab.autotune.study.run import run_study
@@ -46,6 +47,34 @@ def test_the_point_estimate_is_the_references_exact_mean_plus_the_paired_differe
     mine = ref_cases.assign(latency=ref_cases["latency"] - 10.0)
     point = point_estimate(mine, ref)
     assert point["utility"] == 0.6 and abs(point["latency"] - 200.0) < 1e-9
+
+
+def test_a_reference_lucky_on_the_prefix_does_not_pull_an_unrelated_config_down() -> None:
+    """The regression estimator: a reference that scored 0.1 above its set mean on the prefix
+    and shares no case effect with the candidate (noise drawn per config, as an LLM's) leaves
+    the candidate near its own prefix mean; the plain paired estimate would hand it the
+    reference's luck (seed 0 of the stand-in stalled on that)."""
+    rng = np.random.default_rng(3)
+    n = 400
+    ref_cases = _cases(n, 0.5, seed=1)
+    means = dict(ref_cases.mean())
+    means["utility"] = float(ref_cases["utility"].mean()) - 0.1  # lucky on the prefix
+    ref = _reference(0, ref_cases, means)
+    mine = _cases(n, 0.5, seed=2)  # independent of the reference case by case
+    point = point_estimate(mine, ref)
+    own = float(mine["utility"].mean())
+    paired = own - 0.1
+    assert abs(point["utility"] - own) < 0.02 < abs(point["utility"] - paired)
+    assert regression_slope(mine["utility"].to_numpy(), ref_cases["utility"].to_numpy()) < 0.2
+    # a config that follows the reference case by case keeps the paired estimate: a slope of 1
+    follows = ref_cases.assign(utility=ref_cases["utility"])
+    assert point_estimate(follows, ref)["utility"] == means["utility"]
+    # and a reference constant on the prefix pairs as before (no slope to measure)
+    flat = ref_cases.assign(utility=np.ones(n))
+    flat_ref = _reference(0, flat, {**means, "utility": 0.9})
+    shifted = flat.assign(utility=(rng.random(n) < 0.95).astype(float))
+    expect = float(shifted["utility"].mean()) - 0.1
+    assert abs(point_estimate(shifted, flat_ref)["utility"] - expect) < 1e-12
 
 
 def test_a_twin_of_a_front_member_is_not_promoted_and_a_better_config_is(

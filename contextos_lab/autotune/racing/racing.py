@@ -56,8 +56,8 @@ from contextos_lab.autotune.racing.order import case_order, order_key, racing_or
 from contextos_lab.autotune.racing.promotion import (
     NOT_PROMOTED,
     not_promoted_reason,
-    point_estimate,
     promotes_on_estimate,
+    promotion_estimate,
 )
 from contextos_lab.autotune.racing.proof import proven_breach
 from contextos_lab.autotune.racing.references import (
@@ -75,6 +75,7 @@ __all__ = ["case_evaluations", "case_order", "drop_reason", "order_key", "race",
 
 #: A dropped trial's `racing_drop` constraint is at least this (strictly infeasible).
 MIN_DROP_MARGIN = 1e-9
+
 
 def drop_reason(
     ctx: RunContext,
@@ -205,7 +206,8 @@ def race(
             est = estimate(so_far, n_total, ctx.spec.racing.z)
             point = None
             if verdict[0].startswith(NOT_PROMOTED) and near is not None:
-                point = point_estimate(so_far, near)  # what promotion judged, paired
+                z = ctx.spec.racing.promotion_z  # what promotion judged, paired
+                point = promotion_estimate(so_far, near, n_total, z)
             _record_drop(ctx, trial, est, stage, sizes, baseline, verdict, n_errors, point)
             raise optuna.TrialPruned(verdict[0])
     raw = pd.concat(parts)
