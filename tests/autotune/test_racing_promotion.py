@@ -14,6 +14,7 @@ from contextos_lab.autotune.racing.promotion import (
     not_promoted_reason,
     point_estimate,
     promotes_on_estimate,
+    promotion_estimate,
     regression_slope,
 )
 from contextos_lab.autotune.racing.references import Reference
@@ -188,3 +189,37 @@ def test_the_promotion_rule_does_not_change_the_racing_order(big_case_dir: Path)
     }
     assert len(keys) == 1
     assert order_key(racing_ctx(big_case_dir, racing={"z": 3.0})) not in keys
+
+
+def test_a_deficit_within_the_noise_goes_on_and_the_same_deficit_without_noise_stops(
+    big_case_dir: Path,
+) -> None:
+    """`promotion_z`: promotion judges the regression estimate moved z standard errors its
+    better way. A config 0.01 behind a front member in utility on 40 noisy cases (residual
+    spread 0.2) goes on at z = 0.5 and stops at z = 0; the same deficit with no spread stops."""
+    n = 40
+    r = np.linspace(0.3, 0.9, n)
+    prefix = _cases(n, 0.5).assign(utility=r)
+    means = {"policy": 1.0, "safety": 1.0, "utility": 0.6, "latency": 210.0, "economics": 1.1}
+    ref = _reference(4, prefix, means)
+    objectives = ("utility", "latency", "economics")
+    front = [(np.array([means[k] for k in objectives]), ref)]
+    e = np.where(np.arange(n) % 2 == 0, 0.2, -0.2)
+    rc = r - r.mean()
+    e = e - (e @ rc) / (rc @ rc) * rc  # orthogonal to the reference: the slope stays 1
+    noisy = prefix.assign(utility=r - 0.01 + e)
+    exact = prefix.assign(utility=r - 0.01)
+    assert abs(point_estimate(noisy, ref)["utility"] - 0.59) < 1e-9
+    assert abs(point_estimate(exact, ref)["utility"] - 0.59) < 1e-9
+    doubt = racing_ctx(big_case_dir, racing={"promotion_z": 0.5, "promotion_min_gain": 0.0})
+    none = racing_ctx(big_case_dir, racing={"promotion_z": 0.0, "promotion_min_gain": 0.0})
+    assert [e.value for e in doubt.spec.objectives] == list(objectives)
+    assert not_promoted_reason(doubt, noisy, front, ref) is None
+    why = not_promoted_reason(none, noisy, front, ref)
+    assert why is not None and "weakly dominated by trial #4" in why and "point estimate" in why
+    why = not_promoted_reason(doubt, exact, front, ref)
+    assert why is not None and "estimate + 0.5 standard error(s)" in why
+    # the step shrinks as the stage grows and is gone once every case has run
+    low = promotion_estimate(noisy, ref, n_total=10**6, z=0.5)["utility"]
+    high = promotion_estimate(noisy, ref, n_total=n, z=0.5)["utility"]
+    assert low > 0.6 and abs(high - 0.59) < 1e-9
