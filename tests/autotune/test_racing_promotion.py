@@ -16,6 +16,7 @@ from contextos_lab.autotune.racing.promotion import (
     promotes_on_estimate,
     promotion_estimate,
     regression_slope,
+    run_variance,
 )
 from contextos_lab.autotune.racing.references import Reference
 from contextos_lab.autotune.study.run import run_study
@@ -191,12 +192,13 @@ def test_the_promotion_rule_does_not_change_the_racing_order(big_case_dir: Path)
     assert order_key(racing_ctx(big_case_dir, racing={"z": 3.0})) not in keys
 
 
-def test_a_deficit_within_the_noise_goes_on_and_the_same_deficit_without_noise_stops(
+def test_a_deficit_within_the_run_noise_goes_on_and_the_same_deficit_without_it_stops(
     big_case_dir: Path,
 ) -> None:
-    """`promotion_z`: promotion judges the regression estimate moved z standard errors its
-    better way. A config 0.01 behind a front member in utility on 40 noisy cases (residual
-    spread 0.2) goes on at z = 0.5 and stops at z = 0; the same deficit with no spread stops."""
+    """`promotion_z`: promotion judges the regression estimate moved z run-noise standard
+    errors its better way. A config 0.01 behind a front member in utility on 40 cases goes on
+    at z = 0.5 when its repeats disagree (run variance 0.05 a case) and stops at z = 0, or
+    when its runs agree (a deterministic harness: no run variance, the point estimate)."""
     n = 40
     r = np.linspace(0.3, 0.9, n)
     prefix = _cases(n, 0.5).assign(utility=r)
@@ -204,22 +206,36 @@ def test_a_deficit_within_the_noise_goes_on_and_the_same_deficit_without_noise_s
     ref = _reference(4, prefix, means)
     objectives = ("utility", "latency", "economics")
     front = [(np.array([means[k] for k in objectives]), ref)]
-    e = np.where(np.arange(n) % 2 == 0, 0.2, -0.2)
-    rc = r - r.mean()
-    e = e - (e @ rc) / (rc @ rc) * rc  # orthogonal to the reference: the slope stays 1
-    noisy = prefix.assign(utility=r - 0.01 + e)
-    exact = prefix.assign(utility=r - 0.01)
-    assert abs(point_estimate(noisy, ref)["utility"] - 0.59) < 1e-9
-    assert abs(point_estimate(exact, ref)["utility"] - 0.59) < 1e-9
+    behind = prefix.assign(utility=r - 0.01)
+    assert abs(point_estimate(behind, ref)["utility"] - 0.59) < 1e-9
+    noisy = {"utility": 0.05}
     doubt = racing_ctx(big_case_dir, racing={"promotion_z": 0.5, "promotion_min_gain": 0.0})
     none = racing_ctx(big_case_dir, racing={"promotion_z": 0.0, "promotion_min_gain": 0.0})
     assert [e.value for e in doubt.spec.objectives] == list(objectives)
-    assert not_promoted_reason(doubt, noisy, front, ref) is None
-    why = not_promoted_reason(none, noisy, front, ref)
+    assert not_promoted_reason(doubt, behind, front, ref, noisy) is None
+    why = not_promoted_reason(none, behind, front, ref, noisy)
     assert why is not None and "weakly dominated by trial #4" in why and "point estimate" in why
-    why = not_promoted_reason(doubt, exact, front, ref)
-    assert why is not None and "estimate + 0.5 standard error(s)" in why
-    # the step shrinks as the stage grows and is gone once every case has run
-    low = promotion_estimate(noisy, ref, n_total=10**6, z=0.5)["utility"]
-    high = promotion_estimate(noisy, ref, n_total=n, z=0.5)["utility"]
-    assert low > 0.6 and abs(high - 0.59) < 1e-9
+    why = not_promoted_reason(doubt, behind, front, ref, {})
+    assert why is not None and "point estimate" in why
+    # the step: z * sqrt((1 + beta^2) * run_var / n), finite-population corrected (beta 1 here)
+    far = promotion_estimate(behind, ref, n_total=10**9, z=0.5, run_var=noisy)["utility"]
+    assert abs(far - (0.59 + 0.5 * np.sqrt(2 * 0.05 / n))) < 1e-6
+    done = promotion_estimate(behind, ref, n_total=n, z=0.5, run_var=noisy)["utility"]
+    assert abs(done - 0.59) < 1e-9  # every case run: nothing left to doubt
+
+
+def test_run_variance_is_the_spread_between_a_cases_repeats() -> None:
+    """Per case the variance between repeats, averaged over cases, over the repeats: the run
+    noise in a case's mean. One run per case measures nothing."""
+    long = pd.DataFrame(
+        {
+            "utility": [1.0, 0.0, 1.0, 1.0, 1.0, 1.0],
+            "latency": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+            "error": [False] * 6,
+        },
+        index=pd.Index(["a", "a", "a", "b", "b", "b"], name="case_id"),
+    )
+    got = run_variance(long, repeats=3)
+    assert abs(got["utility"] - (1 / 3 + 0) / 2 / 3) < 1e-12
+    assert abs(got["latency"] - 1.0 / 3) < 1e-12 and "error" not in got
+    assert run_variance(long.iloc[::3], repeats=1) == {}
