@@ -192,13 +192,14 @@ def test_the_promotion_rule_does_not_change_the_racing_order(big_case_dir: Path)
     assert order_key(racing_ctx(big_case_dir, racing={"z": 3.0})) not in keys
 
 
-def test_a_deficit_within_the_run_noise_goes_on_and_the_same_deficit_without_it_stops(
+def test_a_deficit_within_the_noise_goes_on_where_runs_are_noisy_and_stops_elsewhere(
     big_case_dir: Path,
 ) -> None:
-    """`promotion_z`: promotion judges the regression estimate moved z run-noise standard
-    errors its better way. A config 0.01 behind a front member in utility on 40 cases goes on
-    at z = 0.5 when its repeats disagree (run variance 0.05 a case) and stops at z = 0, or
-    when its runs agree (a deterministic harness: no run variance, the point estimate)."""
+    """`promotion_z`: on an evaluator whose runs are noisy, promotion judges the regression
+    estimate moved z standard errors of it its better way. A config 0.01 behind a front member
+    in utility on 40 cases (residual spread 0.2) goes on at z = 0.5 and stops at z = 0; the
+    same config stops where the runs do not vary (a deterministic harness), and so does the
+    same deficit without spread."""
     n = 40
     r = np.linspace(0.3, 0.9, n)
     prefix = _cases(n, 0.5).assign(utility=r)
@@ -206,21 +207,29 @@ def test_a_deficit_within_the_run_noise_goes_on_and_the_same_deficit_without_it_
     ref = _reference(4, prefix, means)
     objectives = ("utility", "latency", "economics")
     front = [(np.array([means[k] for k in objectives]), ref)]
-    behind = prefix.assign(utility=r - 0.01)
-    assert abs(point_estimate(behind, ref)["utility"] - 0.59) < 1e-9
-    noisy = {"utility": 0.05}
+    e = np.where(np.arange(n) % 2 == 0, 0.2, -0.2)
+    rc = r - r.mean()
+    e = e - (e @ rc) / (rc @ rc) * rc  # orthogonal to the reference: the slope stays 1
+    noisy = prefix.assign(utility=r - 0.01 + e)
+    exact = prefix.assign(utility=r - 0.01)
+    assert abs(point_estimate(noisy, ref)["utility"] - 0.59) < 1e-9
+    assert abs(point_estimate(exact, ref)["utility"] - 0.59) < 1e-9
+    runs_vary = {"utility": 0.05}
     doubt = racing_ctx(big_case_dir, racing={"promotion_z": 0.5, "promotion_min_gain": 0.0})
     none = racing_ctx(big_case_dir, racing={"promotion_z": 0.0, "promotion_min_gain": 0.0})
     assert [e.value for e in doubt.spec.objectives] == list(objectives)
-    assert not_promoted_reason(doubt, behind, front, ref, noisy) is None
-    why = not_promoted_reason(none, behind, front, ref, noisy)
+    assert not_promoted_reason(doubt, noisy, front, ref, runs_vary) is None
+    why = not_promoted_reason(none, noisy, front, ref, runs_vary)
     assert why is not None and "weakly dominated by trial #4" in why and "point estimate" in why
-    why = not_promoted_reason(doubt, behind, front, ref, {})
+    why = not_promoted_reason(doubt, noisy, front, ref, {})  # deterministic runs: no doubt
     assert why is not None and "point estimate" in why
-    # the step: z * sqrt((1 + beta^2) * run_var / n), finite-population corrected (beta 1 here)
-    far = promotion_estimate(behind, ref, n_total=10**9, z=0.5, run_var=noisy)["utility"]
-    assert abs(far - (0.59 + 0.5 * np.sqrt(2 * 0.05 / n))) < 1e-6
-    done = promotion_estimate(behind, ref, n_total=n, z=0.5, run_var=noisy)["utility"]
+    why = not_promoted_reason(doubt, exact, front, ref, runs_vary)
+    assert why is not None and "estimate + 0.5 standard error(s)" in why
+    # the step: z * sd(x - beta r) / sqrt(n), finite-population corrected, gone at the end
+    sd = float((noisy["utility"] - r).std(ddof=1))
+    far = promotion_estimate(noisy, ref, n_total=10**9, z=0.5, run_var=runs_vary)["utility"]
+    assert abs(far - (0.59 + 0.5 * sd / np.sqrt(n))) < 1e-6 and far > 0.6
+    done = promotion_estimate(noisy, ref, n_total=n, z=0.5, run_var=runs_vary)["utility"]
     assert abs(done - 0.59) < 1e-9  # every case run: nothing left to doubt
 
 

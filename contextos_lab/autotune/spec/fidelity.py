@@ -89,9 +89,9 @@ class RacingSchedule(BaseModel):
     promotion_z: float = Field(
         default=0.5,
         ge=0.0,
-        description="with promotion estimated_gain: run-noise standard errors of benefit of "
-        "the doubt the estimate promotion judges gets, the run noise measured by the spread "
-        "of each case's repeats (0 = the point estimate; so is a harness run once per case): "
+        description="with promotion estimated_gain: standard errors of benefit of the doubt "
+        "the estimate promotion judges gets on each evaluator whose runs are noisy (a case's "
+        "repeats disagree; 0 = the point estimate, as on a deterministic or once-run harness): "
         "on a noisy harness a config on the true front stops on a few unlucky cases otherwise "
         "(autotune.racing.promotion.promotion_estimate)",
     )
