@@ -14,6 +14,9 @@ from contextos_lab.autotune.racing.promotion import (
     not_promoted_reason,
     point_estimate,
     promotes_on_estimate,
+    promotion_estimate,
+    regression_slope,
+    run_variance,
 )
 from contextos_lab.autotune.racing.references import Reference
 from contextos_lab.autotune.study.run import run_study
@@ -46,6 +49,34 @@ def test_the_point_estimate_is_the_references_exact_mean_plus_the_paired_differe
     mine = ref_cases.assign(latency=ref_cases["latency"] - 10.0)
     point = point_estimate(mine, ref)
     assert point["utility"] == 0.6 and abs(point["latency"] - 200.0) < 1e-9
+
+
+def test_a_reference_lucky_on_the_prefix_does_not_pull_an_unrelated_config_down() -> None:
+    """The regression estimator: a reference that scored 0.1 above its set mean on the prefix
+    and shares no case effect with the candidate (noise drawn per config, as an LLM's) leaves
+    the candidate near its own prefix mean; the plain paired estimate would hand it the
+    reference's luck (seed 0 of the stand-in stalled on that)."""
+    rng = np.random.default_rng(3)
+    n = 400
+    ref_cases = _cases(n, 0.5, seed=1)
+    means = dict(ref_cases.mean())
+    means["utility"] = float(ref_cases["utility"].mean()) - 0.1  # lucky on the prefix
+    ref = _reference(0, ref_cases, means)
+    mine = _cases(n, 0.5, seed=2)  # independent of the reference case by case
+    point = point_estimate(mine, ref)
+    own = float(mine["utility"].mean())
+    paired = own - 0.1
+    assert abs(point["utility"] - own) < 0.02 < abs(point["utility"] - paired)
+    assert regression_slope(mine["utility"].to_numpy(), ref_cases["utility"].to_numpy()) < 0.2
+    # a config that follows the reference case by case keeps the paired estimate: a slope of 1
+    follows = ref_cases.assign(utility=ref_cases["utility"])
+    assert point_estimate(follows, ref)["utility"] == means["utility"]
+    # and a reference constant on the prefix pairs as before (no slope to measure)
+    flat = ref_cases.assign(utility=np.ones(n))
+    flat_ref = _reference(0, flat, {**means, "utility": 0.9})
+    shifted = flat.assign(utility=(rng.random(n) < 0.95).astype(float))
+    expect = float(shifted["utility"].mean()) - 0.1
+    assert abs(point_estimate(shifted, flat_ref)["utility"] - expect) < 1e-12
 
 
 def test_a_twin_of_a_front_member_is_not_promoted_and_a_better_config_is(
@@ -159,3 +190,61 @@ def test_the_promotion_rule_does_not_change_the_racing_order(big_case_dir: Path)
     }
     assert len(keys) == 1
     assert order_key(racing_ctx(big_case_dir, racing={"z": 3.0})) not in keys
+
+
+def test_a_deficit_within_the_noise_goes_on_where_runs_are_noisy_and_stops_elsewhere(
+    big_case_dir: Path,
+) -> None:
+    """`promotion_z`: on an evaluator whose runs are noisy, promotion judges the regression
+    estimate moved z standard errors of it its better way. A config 0.01 behind a front member
+    in utility on 40 cases (residual spread 0.2) goes on at z = 0.5 and stops at z = 0; the
+    same config stops where the runs do not vary (a deterministic harness), and so does the
+    same deficit without spread."""
+    n = 40
+    r = np.linspace(0.3, 0.9, n)
+    prefix = _cases(n, 0.5).assign(utility=r)
+    means = {"policy": 1.0, "safety": 1.0, "utility": 0.6, "latency": 210.0, "economics": 1.1}
+    ref = _reference(4, prefix, means)
+    objectives = ("utility", "latency", "economics")
+    front = [(np.array([means[k] for k in objectives]), ref)]
+    e = np.where(np.arange(n) % 2 == 0, 0.2, -0.2)
+    rc = r - r.mean()
+    e = e - (e @ rc) / (rc @ rc) * rc  # orthogonal to the reference: the slope stays 1
+    noisy = prefix.assign(utility=r - 0.01 + e)
+    exact = prefix.assign(utility=r - 0.01)
+    assert abs(point_estimate(noisy, ref)["utility"] - 0.59) < 1e-9
+    assert abs(point_estimate(exact, ref)["utility"] - 0.59) < 1e-9
+    runs_vary = {"utility": 0.05}
+    doubt = racing_ctx(big_case_dir, racing={"promotion_z": 0.5, "promotion_min_gain": 0.0})
+    none = racing_ctx(big_case_dir, racing={"promotion_z": 0.0, "promotion_min_gain": 0.0})
+    assert [e.value for e in doubt.spec.objectives] == list(objectives)
+    assert not_promoted_reason(doubt, noisy, front, ref, runs_vary) is None
+    why = not_promoted_reason(none, noisy, front, ref, runs_vary)
+    assert why is not None and "weakly dominated by trial #4" in why and "point estimate" in why
+    why = not_promoted_reason(doubt, noisy, front, ref, {})  # deterministic runs: no doubt
+    assert why is not None and "point estimate" in why
+    why = not_promoted_reason(doubt, exact, front, ref, runs_vary)
+    assert why is not None and "estimate + 0.5 standard error(s)" in why
+    # the step: z * sd(x - beta r) / sqrt(n), finite-population corrected, gone at the end
+    sd = float((noisy["utility"] - r).std(ddof=1))
+    far = promotion_estimate(noisy, ref, n_total=10**9, z=0.5, run_var=runs_vary)["utility"]
+    assert abs(far - (0.59 + 0.5 * sd / np.sqrt(n))) < 1e-6 and far > 0.6
+    done = promotion_estimate(noisy, ref, n_total=n, z=0.5, run_var=runs_vary)["utility"]
+    assert abs(done - 0.59) < 1e-9  # every case run: nothing left to doubt
+
+
+def test_run_variance_is_the_spread_between_a_cases_repeats() -> None:
+    """Per case the variance between repeats, averaged over cases, over the repeats: the run
+    noise in a case's mean. One run per case measures nothing."""
+    long = pd.DataFrame(
+        {
+            "utility": [1.0, 0.0, 1.0, 1.0, 1.0, 1.0],
+            "latency": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+            "error": [False] * 6,
+        },
+        index=pd.Index(["a", "a", "a", "b", "b", "b"], name="case_id"),
+    )
+    got = run_variance(long, repeats=3)
+    assert abs(got["utility"] - (1 / 3 + 0) / 2 / 3) < 1e-12
+    assert abs(got["latency"] - 1.0 / 3) < 1e-12 and "error" not in got
+    assert run_variance(long.iloc[::3], repeats=1) == {}

@@ -178,3 +178,31 @@ def test_a_study_refuses_to_resume_with_other_repeats(spec_dir: Path, tmp_path: 
     other = spec.model_copy(update={"repeats": 2})
     with pytest.raises(StudyMismatch):
         sweep(other, out_dir=tmp_path, n_trials=3, progress=False)
+
+
+@pytest.mark.parametrize("repeats", [3, 1])
+def test_racing_on_the_noisy_stand_in_gives_promotion_the_doubt_only_where_runs_vary(
+    spec_dir: Path, repeats: int
+) -> None:
+    """The stand-in races with the spec's default promotion: with 3 repeats a case's runs
+    disagree, so a config stops as not promoted only when its estimate plus half a standard
+    error adds too little; run once per case nothing measures the run noise and promotion
+    judges the point estimate (as on the deterministic reference harness)."""
+    from contextos_lab.autotune.study.run import run_study
+
+    spec = load_spec(spec_dir / "spec.yaml")
+    assert spec.fidelity == "racing" and spec.racing.promotion_z == 0.5
+    kwargs = {**spec.harness_kwargs, "time_scale": 0.0}
+    spec = spec.model_copy(update={"harness_kwargs": kwargs, "budget": None, "repeats": repeats})
+    study = run_study(prepare(spec), "memory", n_trials=25, progress=False)
+    reasons = [
+        t.user_attrs["racing"]["dropped"]
+        for t in study.trials
+        if t.user_attrs.get("racing", {}).get("not_promoted")
+    ]
+    assert reasons
+    doubted = [r for r in reasons if "estimate + 0.5 standard error(s)" in r]
+    if repeats == 3:
+        assert doubted and all("point estimate" not in r for r in reasons)
+    else:
+        assert not doubted and all("its point estimate" in r for r in reasons)

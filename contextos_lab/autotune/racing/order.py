@@ -55,10 +55,12 @@ def racing_order(ctx: RunContext) -> np.ndarray:
 
 
 def _schedule_json(ctx: RunContext) -> str:
-    """The schedule fields that decide the racing order (promotion, its least gain and rounds
+    """The schedule fields that decide the racing order (promotion, its least gain and z, rounds
     do not), so a study resumed under another promotion rule or round count keeps pairing with
     its references."""
-    return ctx.spec.racing.model_dump_json(exclude={"promotion", "promotion_min_gain", "rounds"})
+    return ctx.spec.racing.model_dump_json(
+        exclude={"promotion", "promotion_min_gain", "promotion_z", "rounds"}
+    )
 
 
 def order_key(ctx: RunContext) -> str:

@@ -56,8 +56,9 @@ from contextos_lab.autotune.racing.order import case_order, order_key, racing_or
 from contextos_lab.autotune.racing.promotion import (
     NOT_PROMOTED,
     not_promoted_reason,
-    point_estimate,
     promotes_on_estimate,
+    promotion_estimate,
+    run_variance,
 )
 from contextos_lab.autotune.racing.proof import proven_breach
 from contextos_lab.autotune.racing.references import (
@@ -75,6 +76,7 @@ __all__ = ["case_evaluations", "case_order", "drop_reason", "order_key", "race",
 
 #: A dropped trial's `racing_drop` constraint is at least this (strictly infeasible).
 MIN_DROP_MARGIN = 1e-9
+
 
 def drop_reason(
     ctx: RunContext,
@@ -198,14 +200,17 @@ def race(
         verdict = drop_reason(ctx, so_far, baseline, front, baseline_ref, near)
         if verdict is None:  # what the statistics leave open, a certain breach still drops
             verdict = proven_breach(ctx, so_far, baseline, n_errors, ctx.spec.repeats)
+        run_var: dict[str, float] = {}
         if verdict is None and promotes_on_estimate(ctx, trial):
-            why = not_promoted_reason(ctx, so_far, front, near)
+            run_var = run_variance(pd.concat([s.long for s in stages]), ctx.spec.repeats)
+            why = not_promoted_reason(ctx, so_far, front, near, run_var)
             verdict = None if why is None else (why, MIN_DROP_MARGIN)
         if verdict is not None:
             est = estimate(so_far, n_total, ctx.spec.racing.z)
             point = None
             if verdict[0].startswith(NOT_PROMOTED) and near is not None:
-                point = point_estimate(so_far, near)  # what promotion judged, paired
+                z = ctx.spec.racing.promotion_z  # what promotion judged, paired
+                point = promotion_estimate(so_far, near, n_total, z, run_var)
             _record_drop(ctx, trial, est, stage, sizes, baseline, verdict, n_errors, point)
             raise optuna.TrialPruned(verdict[0])
     raw = pd.concat(parts)

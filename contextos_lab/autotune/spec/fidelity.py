@@ -86,6 +86,16 @@ class RacingSchedule(BaseModel):
         "(benchmarks/search_cost.py, both harnesses)",
     )
 
+    promotion_z: float = Field(
+        default=0.5,
+        ge=0.0,
+        description="with promotion estimated_gain: standard errors of benefit of the doubt "
+        "the estimate promotion judges gets on each evaluator whose runs are noisy (a case's "
+        "repeats disagree; 0 = the point estimate, as on a deterministic or once-run harness): "
+        "on a noisy harness a config on the true front stops on a few unlucky cases otherwise "
+        "(autotune.racing.promotion.promotion_estimate)",
+    )
+
     @field_validator("stages")
     @classmethod
     def _increasing(cls, value: tuple[float, ...]) -> tuple[float, ...]:
