@@ -31,15 +31,6 @@ TOOL_OUTPUT = re.compile(
 #: is not: in a compound name the last word says what the speaker is.
 TOOL_NAME = re.compile(r"^(?:terminal|executor|interpreter|computer|tool|exec)$", re.I)
 ORCHESTRATOR_NAME = re.compile(r"^(?:orchestrator|manager|planner|coordinator|supervisor)$", re.I)
-_PARENTHESES = re.compile(r"\([^)]*\)|\[[^\]]*\]")
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-
-
-def name_head(name: str) -> str:
-    """The last word of a speaker name, parenthesised asides removed (`Orchestrator (-> Coder)`
-    is the orchestrator; `Data_Analysis_Expert` is an expert; `ComputerTerminal` a terminal)."""
-    words = _WORD.findall(_PARENTHESES.sub(" ", name))
-    return words[-1].lower() if words else name.strip().lower()
 LEDGER = re.compile(r'"(?:is_request_satisfied|is_progress_being_made|is_in_loop|next_speaker)"')
 LOOP = re.compile(
     r'"is_in_loop"\s*:\s*(?:true|\{[^{}]*"answer"\s*:\s*true)|'
@@ -81,6 +72,23 @@ WRITE_CALL = re.compile(
     r"write|post|put|submit|transfer)_",
     re.I,
 )
+
+
+_PARENTHESES = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+#: Words frameworks append to every speaker (`CodeExecutorAgent`, `planner_bot`, `user_proxy`):
+#: they say nothing of the role, so the head word is the last word before them.
+_GENERIC_SUFFIX = frozenset({"agent", "bot", "assistant", "proxy"})
+
+
+def name_head(name: str) -> str:
+    """The last word of a speaker name, parenthesised asides and a generic trailing word
+    removed (`Orchestrator (-> Coder)` is the orchestrator, `CodeExecutorAgent` an executor,
+    `Data_Analysis_Expert` an expert, `ComputerTerminal` a terminal)."""
+    words = [w.lower() for w in _WORD.findall(_PARENTHESES.sub(" ", name))]
+    while len(words) > 1 and words[-1] in _GENERIC_SUFFIX:
+        words.pop()
+    return words[-1] if words else name.strip().lower()
 
 
 def is_error(text: str) -> bool:

@@ -64,6 +64,8 @@ def test_a_role_word_inside_an_experts_name_does_not_make_it_a_tool() -> None:
             Turn(3, "Project_Manager_Expert", "I agree with the finding above."),
             Turn(4, "Orchestrator (-> Coder)", "Please check the year again."),
             Turn(5, "ComputerTerminal", "The script ran and printed 1972."),
+            Turn(6, "CodeExecutorAgent", "The script ran and printed 1972 again."),
+            Turn(7, "PlannerAgent", "Plan: confirm the year from a second source."),
         ),
     )
     role = roles(run)
@@ -72,6 +74,9 @@ def test_a_role_word_inside_an_experts_name_does_not_make_it_a_tool() -> None:
     assert role[agent_key("Computer_terminal")] == "tool"
     assert role[agent_key("ComputerTerminal")] == "tool"
     assert role[agent_key("Orchestrator (-> Coder)")] == "orchestrator"
+    # a framework's generic suffix ("Agent") is not the head word: the word before it is
+    assert role[agent_key("CodeExecutorAgent")] == "tool"
+    assert role[agent_key("PlannerAgent")] == "orchestrator"
 
 
 def test_the_orchestrators_ledger_loop_stall_and_limit_are_read(tmp_path) -> None:
