@@ -226,6 +226,8 @@ STANDIN_FULL_TRIALS = FULL_TRIALS
 #: cores shared with another benchmark), too long for the session.
 STANDIN_RACING_CALLS_IN_TRIALS = 100
 STANDIN_BUDGETS = TRIAL_BUDGETS
+#: `--racing`'s schedule override (tuning), applied to both harnesses' specs.
+RACING_OVERRIDE: dict[str, Any] = {}
 N_STANDIN_CHECK = 3  # grid configs re-scored with the spec's own (sleeping) time scale
 N_STANDIN_RECHECK = 30  # and re-scored without sleeps by the code that runs the benchmark
 
@@ -236,6 +238,9 @@ def standin_ctx(time_scale: float | None = 0.0) -> RunContext:
     Its scores do not depend on the sleeps: latency is the seeded draw it reports, and every
     run is seeded per (case, repeat); `enumerate_standin` checks that on a few configs."""
     spec = load_spec(STANDIN_SPEC)
+    if RACING_OVERRIDE:
+        racing = {**spec.racing.model_dump(), **RACING_OVERRIDE}
+        spec = spec.model_copy(update={"racing": type(spec.racing).model_validate(racing)})
     kwargs = dict(spec.harness_kwargs)
     if time_scale is not None:
         kwargs["time_scale"] = time_scale
@@ -634,6 +639,7 @@ def summarise(
 
 
 def main(argv: list[str] | None = None) -> int:
+    global STANDIN_RACING_CALLS_IN_TRIALS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--spec", default=str(REPO / "specs" / "reference_refund.yaml"))
     parser.add_argument("--seeds", type=int, default=10)
@@ -683,7 +689,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run only the stand-in part and store it in the existing --out JSON",
     )
+    parser.add_argument(
+        "--standin-racing-trials",
+        type=int,
+        default=STANDIN_RACING_CALLS_IN_TRIALS,
+        help="the stand-in racing budget in full-set trials' worth of case evaluations",
+    )
     args = parser.parse_args(argv)
+    STANDIN_RACING_CALLS_IN_TRIALS = args.standin_racing_trials
+    RACING_OVERRIDE.update(json.loads(args.racing) if args.racing else {})
     PROMOTION["value"] = args.promotion
     GP_TRIALS["value"] = args.gp_trials
     CACHED_ONLY["value"] = args.cached_only

@@ -11,9 +11,11 @@ import pandas as pd
 from optuna.trial import TrialState
 
 from contextos_lab.autotune.racing.promotion import (
+    UNDER_BAR,
     not_promoted_reason,
     point_estimate,
     promotes_on_estimate,
+    promotion_bar,
     promotion_estimate,
     regression_slope,
     run_variance,
@@ -116,7 +118,11 @@ def test_a_sliver_of_hypervolume_is_not_promoted_and_a_new_region_is(
     strict = racing_ctx(big_case_dir, racing={"promotion_min_gain": 0.01})
     assert [e.value for e in strict.spec.objectives] == list(objectives)
     why = not_promoted_reason(strict, sliver, front, ref)
-    assert why is not None and why.startswith("not promoted") and "(< 1.000%)" in why
+    assert (
+        why is not None
+        and why.startswith("not promoted")
+        and "(under the promotion bar, 1.0000%)" in why
+    )
     assert not_promoted_reason(strict, region, front, ref) is None
     anything = racing_ctx(big_case_dir, racing={"promotion_min_gain": 0.0})
     assert not_promoted_reason(anything, sliver, front, ref) is None
@@ -248,3 +254,46 @@ def test_run_variance_is_the_spread_between_a_cases_repeats() -> None:
     assert abs(got["utility"] - (1 / 3 + 0) / 2 / 3) < 1e-12
     assert abs(got["latency"] - 1.0 / 3) < 1e-12 and "error" not in got
     assert run_variance(long.iloc[::3], repeats=1) == {}
+
+
+def _verdicts(study: optuna.Study, kinds: str) -> None:
+    """Finished trials in order: `s` a sliver verdict (under the bar), `d` an evidence drop,
+    `c` a completed trial."""
+    for kind in kinds:
+        if kind == "c":
+            study.add_trial(optuna.trial.create_trial(value=0.0))
+            continue
+        why = f"not promoted: adds 0.1% ({UNDER_BAR}, 0.2%)" if kind == "s" else "dominated"
+        study.add_trial(
+            optuna.trial.create_trial(
+                state=TrialState.PRUNED, user_attrs={"racing": {"dropped": why}}
+            )
+        )
+
+
+def test_the_promotion_bar_halves_after_patience_slivers_in_a_row() -> None:
+    """The bar is an opportunity cost: it halves once the sampler has proposed `patience`
+    configs in a row that only a bar stopped, with nothing completed between; evidence drops
+    neither count nor break the run, a completion does, and later trials are not read."""
+    study = optuna.create_study()
+    _verdicts(study, "sssdsc" + "ssdsssss")  # sliver runs of 4 and (after the completion) 7
+    n = len(study.trials)
+    assert promotion_bar(study, 0.004, 0, n) == 0.004  # patience 0: a fixed bar
+    assert promotion_bar(study, 0.004, 5, n) == 0.002  # only the run after the completion
+    assert promotion_bar(study, 0.004, 4, n) == 0.001  # 4 -> halve; 7 -> once more
+    assert promotion_bar(study, 0.004, 4, 6) == 0.002  # the first run of 4 only
+    assert promotion_bar(study, 0.004, 4, 3) == 0.004  # three slivers: not yet
+    assert promotion_bar(study, 0.0, 1, n) == 0.0
+
+
+def test_a_lowered_bar_promotes_the_sliver_the_spec_s_bar_stops(big_case_dir: Path) -> None:
+    objectives = ("utility", "latency", "economics")
+    prefix = _cases(40, 0.5)
+    means = {"policy": 1.0, "safety": 1.0, "utility": 0.6, "latency": 210.0, "economics": 1.1}
+    ref = _reference(7, prefix, means)
+    front = [(np.array([means[n] for n in objectives]), ref)]
+    sliver = prefix.assign(economics=prefix["economics"] - 0.01)
+    ctx = racing_ctx(big_case_dir, racing={"promotion_min_gain": 0.01})
+    why = not_promoted_reason(ctx, sliver, front, ref)
+    assert why is not None and UNDER_BAR in why
+    assert not_promoted_reason(ctx, sliver, front, ref, bar=0.01 / 64) is None

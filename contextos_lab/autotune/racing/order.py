@@ -59,7 +59,7 @@ def _schedule_json(ctx: RunContext) -> str:
     do not), so a study resumed under another promotion rule or round count keeps pairing with
     its references."""
     return ctx.spec.racing.model_dump_json(
-        exclude={"promotion", "promotion_min_gain", "promotion_z", "rounds"}
+        exclude={"promotion", "promotion_min_gain", "promotion_patience", "promotion_z", "rounds"}
     )
 
 

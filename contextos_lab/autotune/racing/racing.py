@@ -57,6 +57,7 @@ from contextos_lab.autotune.racing.promotion import (
     NOT_PROMOTED,
     not_promoted_reason,
     promotes_on_estimate,
+    promotion_bar,
     promotion_estimate,
     run_variance,
 )
@@ -203,7 +204,11 @@ def race(
         run_var: dict[str, float] = {}
         if verdict is None and promotes_on_estimate(ctx, trial):
             run_var = run_variance(pd.concat([s.long for s in stages]), ctx.spec.repeats)
-            why = not_promoted_reason(ctx, so_far, front, near, run_var)
+            rc = ctx.spec.racing
+            bar = promotion_bar(
+                trial.study, rc.promotion_min_gain, rc.promotion_patience, trial.number
+            )
+            why = not_promoted_reason(ctx, so_far, front, near, run_var, bar)
             verdict = None if why is None else (why, MIN_DROP_MARGIN)
         if verdict is not None:
             est = estimate(so_far, n_total, ctx.spec.racing.z)

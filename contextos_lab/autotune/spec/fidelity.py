@@ -86,6 +86,16 @@ class RacingSchedule(BaseModel):
         "(benchmarks/search_cost.py, both harnesses)",
     )
 
+    promotion_patience: int = Field(
+        default=20,
+        ge=0,
+        description="with promotion estimated_gain: sliver verdicts (a config stopped only "
+        "because it adds under the bar) in a row, with no config completed between, after which "
+        "`promotion_min_gain` halves for the rest of the study (0 = a fixed bar). The bar holds "
+        "back slivers while new proposals still open regions; once a study has run out of "
+        "those, slivers are the front's remaining gain (autotune.racing.promotion.promotion_bar)",
+    )
+
     promotion_z: float = Field(
         default=0.5,
         ge=0.0,
