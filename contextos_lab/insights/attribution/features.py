@@ -16,6 +16,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from contextos_lab.insights.attribution import signals as sig
+from contextos_lab.insights.attribution.provenance import (
+    contradicted_soon_after,
+    final_answer_share,
+)
 from contextos_lab.insights.attribution.turns import RunTrace, agent_key
 
 TOOL, ORCHESTRATOR, USER, AGENT = "tool", "orchestrator", "user", "agent"
@@ -66,6 +70,10 @@ STEP_FEATURES = (
     "verify_language",
     "hedge_language",
     "answer_language",
+    # Where the run's end came from and what others disputed (see `provenance`): the share of
+    # the final turn's values this turn first stated; another speaker calls it wrong soon after.
+    "final_answer_share",
+    "contradicted_soon_after",
 )
 
 #: Figures (numbers with their units cut off) a turn states; code blocks are left out.
@@ -197,6 +205,9 @@ def step_features(run: RunTrace, signals: RunSignals | None = None) -> list[dict
     last_actor = max((i for i in actors if len(turns[i].content.strip()) > 20), default=None)
     final = figures[last_actor] if last_actor is not None else set()
     counts = Counter(agent_key(turns[i].speaker) for i in actors)
+    acting = [r not in (TOOL, USER) for r in role_of]
+    answer_share = final_answer_share(turns, acting, last_actor)
+    disputed = contradicted_soon_after(turns, acting)
 
     def _issues(i: int) -> bool:
         return bool(turns[i].tool) or (i + 1 < n and role_of[i + 1] == TOOL)
@@ -259,6 +270,8 @@ def step_features(run: RunTrace, signals: RunSignals | None = None) -> list[dict
                 "verify_language": float(bool(sig.VERIFY.search(text))),
                 "hedge_language": float(bool(sig.HEDGE.search(text))),
                 "answer_language": float(bool(sig.ANSWER.search(text))),
+                "final_answer_share": answer_share[i],
+                "contradicted_soon_after": float(disputed[i]),
             }
         )
         seen.add(key)

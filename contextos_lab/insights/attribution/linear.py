@@ -155,8 +155,10 @@ def _stack(
 #: Weights for features the training runs cannot inform (constant there: e.g. no orchestrator
 #: ledger in AutoGen group chats). A stated prior, not a fitted value: when the orchestrator
 #: itself says the run loops or stalls, the agent that acted last before that is the prime
-#: suspect, so the flag outweighs any single fitted weight (the largest is under 2).
-#: Likewise a tool-using agent's first state-changing call (a write decides what the run did).
+#: suspect, so the flag outweighs any single fitted weight. Likewise a tool-using agent's first
+#: state-changing call (a write decides what the run did). A non-zero prior is raised to the
+#: largest fitted weight's magnitude (`_fit`), so a refit that grows the fitted weights cannot
+#: silently demote it (a fixed 2.0 did, once a fit put 3.9 on another feature).
 PRIOR_WEIGHTS = {
     "last_actor_before_first_flag": 2.0,
     "first_write_call": 2.0,
@@ -192,10 +194,18 @@ def _fit(x: np.ndarray, y: np.ndarray, c: float, penalty: str = "l2") -> dict[st
         random_state=0,
     ).fit(x, y)
     constant = x.min(axis=0) == x.max(axis=0)
+    fitted = np.abs(model.coef_[0][~constant])
+    largest = float(fitted.max()) if fitted.size else 0.0
     return {
-        f: PRIOR_WEIGHTS.get(f, 0.0) if flat else float(w)
+        f: _prior(f, largest) if flat else float(w)
         for f, w, flat in zip(STEP_FEATURES, model.coef_[0], constant, strict=True)
     }
+
+
+def _prior(feature: str, largest: float) -> float:
+    """A constant feature's PRIOR_WEIGHTS value, raised to `largest` where it is non-zero."""
+    prior = PRIOR_WEIGHTS.get(feature, 0.0)
+    return max(prior, largest) if prior > 0 else prior
 
 
 def _hits(weights: Mapping[str, float], part: tuple[np.ndarray, np.ndarray, list[int]]) -> int:

@@ -64,6 +64,12 @@ VERIFY = re.compile(r"\bverif|\bconfirm|\bdouble-check", re.I)
 HEDGE = re.compile(
     r"\bassum|\bapproximat|\bestimat|\blikely\b|\bprobably\b|\bseems?\b|\bhypothetic", re.I
 )
+#: Another speaker disputes what was said: generic wording of a correction or disagreement.
+CONTRADICT = re.compile(
+    r"\bincorrect\b|\bnot correct\b|\bmistake|\berror in\b|\bdiscrepanc|\binconsisten|"
+    r"\bwrong\b|\bdoes not match\b|\bmisinterpret|\boverlook",
+    re.I,
+)
 ANSWER = re.compile(r"final answer|the answer is|\bresult is\b|\btherefore\b|\bin conclusion", re.I)
 #: A state-changing tool call by its name (book_, cancel_, update_, send_, ...): the kind of step
 #: a tool-using agent's failure is decided at.
@@ -138,6 +144,7 @@ def error_family(kind: str | None) -> str | None:
 __all__ = [
     "ANSWER",
     "CODE",
+    "CONTRADICT",
     "ERROR",
     "HEDGE",
     "LEDGER",

@@ -212,3 +212,25 @@ def test_an_l1_fit_is_reproducible() -> None:
     y = (x[:, 0] + 0.4 * rng.standard_normal(120) > 0.5).astype(int)
     fits = [_fit(x, y, c=0.3, penalty="l1") for _ in range(5)]
     assert all(f == fits[0] for f in fits[1:])
+
+
+def test_a_prior_weight_outweighs_every_fitted_weight() -> None:
+    """A feature the training runs cannot inform (constant there, like a tool-using agent's
+    first write in group chats) keeps its stated prior, raised to the largest fitted weight's
+    magnitude: a fixed 2.0 lost to a refit whose weights grew past it."""
+    import numpy as np
+
+    from contextos_lab.insights.attribution.features import STEP_FEATURES
+    from contextos_lab.insights.attribution.linear import PRIOR_WEIGHTS, _fit
+
+    rng = np.random.default_rng(5)
+    x = rng.random((200, len(STEP_FEATURES)))
+    signal = STEP_FEATURES.index("has_code")
+    y = (x[:, signal] > 0.5).astype(int)  # a sharp signal: its fitted weight is large
+    for f in PRIOR_WEIGHTS:
+        x[:, STEP_FEATURES.index(f)] = 0.0
+    w = _fit(x, y, c=10.0, penalty="l2")
+    largest = max(abs(v) for f, v in w.items() if f not in PRIOR_WEIGHTS)
+    assert largest > 2.0
+    assert w["first_write_call"] == w["last_actor_before_first_flag"] == largest
+    assert w["role_orchestrator"] == w["role_user"] == 0.0
