@@ -24,7 +24,7 @@ from tests.autotune.conftest import toy_spec_dict
 from tests.gate.gate_toy import write_project
 
 pytestmark = pytest.mark.postgres
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _user_url(sqlalchemy_url: str) -> str:

@@ -13,7 +13,7 @@ from contextos_lab.autotune.sampling.config import SamplerConfig
 from contextos_lab.autotune.spec.fidelity import RacingSchedule
 from contextos_lab.autotune.spec.run_spec import TuningRunSpec
 
-RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results"
 
 
 def _default_run(result: dict) -> dict:

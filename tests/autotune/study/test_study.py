@@ -26,7 +26,7 @@ from contextos_lab.autotune.study.storage import StorageUnreachable, open_storag
 from contextos_lab.autotune.study.trial_count import counted_trials
 from tests.autotune.conftest import toy_spec_dict
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def make_ctx(case_dir: Path, **overrides: Any) -> RunContext:

@@ -15,7 +15,7 @@ from contextos_lab.autotune.sampling.config import SamplerConfig
 from contextos_lab.autotune.sampling.local_search import _key, _outcome, feasible_front
 from contextos_lab.autotune.sampling.trial_rows import TrialRows
 
-FIXTURE = Path(__file__).parent / "fixtures" / "local_search_proposals.json"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "local_search_proposals.json"
 SEEDS = (0, 5)
 TRIALS = 80
 
