@@ -155,7 +155,8 @@ def promotion_bar(study: optuna.Study, share: float, patience: int, before: int)
         if t.state == TrialState.COMPLETE:
             run = 0
             continue
-        why = (t.user_attrs.get("racing") or {}).get("dropped")
+        raced = t.user_attrs.get("racing")  # an attribute edited out of shape counts as none
+        why = raced.get("dropped") if isinstance(raced, dict) else None
         if isinstance(why, str) and UNDER_BAR in why:
             run += 1
             if run == patience:

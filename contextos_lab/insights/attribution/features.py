@@ -11,7 +11,6 @@ first loop/stall flag), so they carry over to other multi-agent systems and spea
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -20,6 +19,7 @@ from contextos_lab.insights.attribution.provenance import (
     contradicted_soon_after,
     final_answer_share,
 )
+from contextos_lab.insights.attribution.provenance import figures as stated_figures
 from contextos_lab.insights.attribution.turns import RunTrace, agent_key
 
 TOOL, ORCHESTRATOR, USER, AGENT = "tool", "orchestrator", "user", "agent"
@@ -75,14 +75,6 @@ STEP_FEATURES = (
     "final_answer_share",
     "contradicted_soon_after",
 )
-
-#: Figures (numbers with their units cut off) a turn states; code blocks are left out.
-_FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
-_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.S)
-
-
-def _figures(text: str) -> set[str]:
-    return {f.replace(",", "") for f in _FIGURE.findall(_CODE_BLOCK.sub(" ", text)) if len(f) > 1}
 
 
 def roles(run: RunTrace) -> dict[str, str]:
@@ -194,7 +186,7 @@ def step_features(run: RunTrace, signals: RunSignals | None = None) -> list[dict
         [i for i in actors if role_of[i] != ORCHESTRATOR] or actors, s.first_flag
     )
     error_set, repeated = set(s.errors), set(s.repeated_steps)
-    figures = [_figures(t.content) for t in turns]
+    figures = [stated_figures(t.content) for t in turns]
     said: set[str] = set()
     new_figures = []
     for i in range(n):

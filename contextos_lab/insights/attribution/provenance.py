@@ -17,13 +17,22 @@ from collections.abc import Sequence
 from contextos_lab.insights.attribution import signals as sig
 from contextos_lab.insights.attribution.turns import Turn, agent_key
 
+#: Figures (numbers with their units cut off) a turn states; code blocks are left out.
+FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.S)
 #: A value a turn can state: a figure, a capitalised name (one or more words), a quoted or a
 #: bold phrase. Lower-cased and stripped of quotes, bold marks and thousands separators.
 _VALUE = re.compile(
-    r"(?<![\w.])\d[\d,]*(?:\.\d+)?|\b[A-Z][\w'-]{2,}(?:\s+[A-Z][\w'-]+)*|"
+    FIGURE.pattern + r"|\b[A-Z][\w'-]{2,}(?:\s+[A-Z][\w'-]+)*|"
     r"\"[^\"\n]{3,60}\"|\*\*[^*\n]{2,60}\*\*"
 )
-_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.S)
+
+
+def figures(text: str) -> set[str]:
+    """The figures a turn states outside its code blocks, thousands separators dropped."""
+    return {f.replace(",", "") for f in FIGURE.findall(CODE_BLOCK.sub(" ", text)) if len(f) > 1}
+
+
 #: A reply comes within a few steps of the claim it disputes (a tool's output may sit between).
 CONTRADICTION_WINDOW = 3
 
@@ -31,7 +40,7 @@ CONTRADICTION_WINDOW = 3
 def values(text: str) -> set[str]:
     """The values a turn states outside its code blocks (see `_VALUE`)."""
     out = set()
-    for match in _VALUE.findall(_CODE_BLOCK.sub(" ", text)):
+    for match in _VALUE.findall(CODE_BLOCK.sub(" ", text)):
         value = match.strip('"*').replace(",", "").strip().lower()
         if len(value) > 1:
             out.add(value)
@@ -71,4 +80,12 @@ def contradicted_soon_after(turns: Sequence[Turn], acting: Sequence[bool]) -> li
     ]
 
 
-__all__ = ["CONTRADICTION_WINDOW", "contradicted_soon_after", "final_answer_share", "values"]
+__all__ = [
+    "CODE_BLOCK",
+    "CONTRADICTION_WINDOW",
+    "FIGURE",
+    "contradicted_soon_after",
+    "figures",
+    "final_answer_share",
+    "values",
+]

@@ -284,6 +284,11 @@ def test_the_promotion_bar_halves_after_patience_slivers_in_a_row() -> None:
     assert promotion_bar(study, 0.004, 4, 6) == 0.002  # the first run of 4 only
     assert promotion_bar(study, 0.004, 4, 3) == 0.004  # three slivers: not yet
     assert promotion_bar(study, 0.0, 1, n) == 0.0
+    # a `racing` attribute edited out of shape is read as no verdict, never a crash
+    study.add_trial(
+        optuna.trial.create_trial(state=TrialState.PRUNED, user_attrs={"racing": "garbled"})
+    )
+    assert promotion_bar(study, 0.004, 4, n + 1) == 0.001
 
 
 def test_a_lowered_bar_promotes_the_sliver_the_spec_s_bar_stops(big_case_dir: Path) -> None:
