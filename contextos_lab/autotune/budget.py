@@ -1,16 +1,21 @@
 """Cost as a first-class budget: prices, what each trial paid, and when the study must stop.
 
 Only calls the harness really made are paid (cache hits cost nothing). A trial records
-`spend = {calls, usd, wall_s, cache_hits}`; the study stops before a trial that is expected to
-take the total over its budget, estimated from the trials already paid, not a worst case:
-calls as an upper quantile of the calls the finished trials made (racing drops most trials
-after a few cases, so the worst case, every case of every repeat uncached, stopped a 5,000-call
-study at 4,680), never above that worst case, which stands in until `MIN_OBSERVED` trials have
-paid; money as an upper quantile of their cost per call, times the calls the next trial may
-make (not twice the dearest call, which stopped a $12 study at $4); wall time as slow as the
-slowest trial so far. An estimate can be passed by one trial: the last trial may overshoot a
-budget by at most its worst case minus the estimate (benchmarks/node_harness.py measures the
-share spent). Economics is priced by the same table.
+`spend = {calls, usd, wall_s, cache_hits}`. Two checks keep a study inside its budget:
+
+- **Before a trial** (`budget_stop_reason`): the next trial is priced as trials are actually
+  paid under the current schedule: the `START_QUANTILE` quantile of what the finished trials
+  spent (racing ends most trials after a few cases, so the full-set worst case, which stopped a
+  $12 racing study at $8.69, is only the cap). The worst case stands in until `MIN_OBSERVED`
+  trials have paid. Wall time: as slow as the slowest trial so far.
+- **Before every batch of calls inside a trial** (`SpendGuard`, called by
+  `objective.execute_and_score`, so each racing stage and round): the batch's worst case (every
+  call uncached, at `usd_per_call_max` or the dearest cost per call seen so far) must fit in
+  what is left, other workers' running trials counted at the start estimate. A trial that would
+  cross the budget stops at its next stage (pruned, `budget_stopped`) instead of being refused
+  up front, so a median-priced start never overshoots: calls never; money never with
+  `usd_per_call_max` set, otherwise only by a config dearer per call than every one paid before.
+Economics is priced by the same table.
 """
 
 from __future__ import annotations
@@ -141,8 +146,15 @@ def spend_total(study: optuna.Study) -> dict[str, float | int]:
     }
 
 
-#: Which quantile of the paid trials' cost per call estimates the next trial's.
+#: Which quantile of the finished trials' spend prices the next trial's start. The median, not
+#: an upper quantile: `SpendGuard` stops a trial at its next stage before it can cross the
+#: budget, so a high start price only leaves money unspent (0.9 stopped $12 at $8.69).
+START_QUANTILE = 0.5
+#: Which quantile of the paid trials' cost per call stands for a config's cost per call when
+#: no `usd_per_call_max` is set and a whole trial must be priced (before `MIN_OBSERVED`).
 COST_QUANTILE = 0.9
+#: Paid trials needed before their spend replaces the worst case.
+MIN_OBSERVED = 3
 
 
 def usd_per_call_estimate(frame: pd.DataFrame) -> float:
@@ -154,61 +166,102 @@ def usd_per_call_estimate(frame: pd.DataFrame) -> float:
     return float(np.quantile(per_call, COST_QUANTILE))
 
 
-#: Paid trials needed before the calls estimate replaces the worst case.
-MIN_OBSERVED = 3
+def usd_per_call_upper(frame: pd.DataFrame, budget: Budget) -> float:
+    """The price of one call for a bound: `usd_per_call_max`, else the dearest seen so far."""
+    if budget.usd_per_call_max is not None:
+        return budget.usd_per_call_max
+    paid = frame[frame["calls"] > 0]
+    return float((paid["usd"] / paid["calls"]).max()) if len(paid) else 0.0
+
+
+def _trial_estimate(paid: np.ndarray, worst: float) -> tuple[float, bool]:
+    """(estimate, is_worst_case): the `START_QUANTILE` quantile of what paid trials spent,
+    capped at the worst case, which stands in until `MIN_OBSERVED` trials have paid."""
+    if len(paid) < MIN_OBSERVED:
+        return worst, True
+    estimate = float(np.quantile(paid, START_QUANTILE))
+    return (worst, True) if estimate >= worst else (estimate, False)
 
 
 def calls_estimate(frame: pd.DataFrame, calls_per_trial: int) -> tuple[int, str]:
-    """The calls the next trial is expected to make, and how that was estimated: the
-    `COST_QUANTILE` quantile of what paid trials made, at most the worst case."""
+    """The calls the next trial is expected to make, and how that was estimated."""
     paid = frame["calls"][frame["calls"] > 0].to_numpy(dtype=float)
-    if len(paid) < MIN_OBSERVED:
+    estimate, worst = _trial_estimate(paid, float(calls_per_trial))
+    if worst:
         return calls_per_trial, f"up to {calls_per_trial}"
-    estimate = int(np.ceil(np.quantile(paid, COST_QUANTILE)))
-    if estimate >= calls_per_trial:
-        return calls_per_trial, f"up to {calls_per_trial}"
+    calls = int(np.ceil(estimate))
+    return calls, (
+        f"about {calls} (the {START_QUANTILE:.0%} quantile of {len(paid)} paid trials; "
+        f"up to {calls_per_trial}; a trial stops at a stage that would cross the budget)"
+    )
+
+
+def usd_estimate(frame: pd.DataFrame, budget: Budget, calls_per_trial: int) -> tuple[float, str]:
+    """The dollars the next trial is expected to spend, and how that was estimated."""
+    per_call = budget.usd_per_call_max or usd_per_call_estimate(frame)
+    worst_usd = per_call * calls_per_trial
+    paid = frame["usd"][frame["calls"] > 0].to_numpy(dtype=float)
+    estimate, worst = _trial_estimate(paid, worst_usd)
+    if worst:
+        how = (
+            "at usd_per_call_max"
+            if budget.usd_per_call_max
+            else f"at the {COST_QUANTILE:.0%} quantile of the paid trials' cost per call"
+        )
+        return worst_usd, f"${worst_usd:.4f} ({calls_per_trial} calls {how})"
     return estimate, (
-        f"about {estimate} (the {COST_QUANTILE:.0%} quantile of {len(paid)} paid trials; "
-        f"up to {calls_per_trial})"
+        f"${estimate:.4f} (the {START_QUANTILE:.0%} quantile of what {len(paid)} paid trials "
+        f"spent; up to ${worst_usd:.4f})"
     )
 
 
 def budget_stop_reason(
-    study: optuna.Study, budget: Budget | None, calls_per_trial: int
+    study: optuna.Study, budget: Budget | None, calls_per_trial: int, first_batch: int = 0
 ) -> str | None:
-    """Why the next trial must not start (what it is expected to pay would take the total over
-    the budget), or None. Trials other workers are running count at the same estimate."""
+    """Why the next trial must not start (what it is expected to pay, or its `first_batch` of
+    calls at the dearest price, would take the total over the budget, or a trial was already
+    stopped by it), or None. Trials other workers are running count at the same estimate."""
     if budget is None:
         return None
+    stopped = budget_stopped(study, budget)
+    if stopped is not None:
+        return stopped
     frame = spend_frame(study)
-    running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-    in_flight = len(running)  # other workers' trials: count them at their worst case too
+    in_flight = len(study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
     calls = int(frame["calls"].sum()) if len(frame) else 0
     if budget.calls is not None:
         expected, how = calls_estimate(frame, calls_per_trial)
+        expected = max(expected, first_batch)
         if calls + (1 + in_flight) * expected > budget.calls:
             return (
-                f"call budget: {calls} of {budget.calls} calls spent; the next trial may "
-                f"make {how}"
+                f"call budget: {calls} of {budget.calls} calls spent; the next trial may make {how}"
             )
     if budget.usd is not None and len(frame):
-        per_call = budget.usd_per_call_max or usd_per_call_estimate(frame)
         usd = float(frame["usd"].sum())
-        next_usd = per_call * calls_per_trial
+        next_usd, how = usd_estimate(frame, budget, calls_per_trial)
+        first_usd = first_batch * usd_per_call_upper(frame, budget)
+        if first_usd > next_usd:
+            next_usd, how = first_usd, f"${first_usd:.4f} (its first {first_batch} calls)"
         if usd + (1 + in_flight) * next_usd > budget.usd:
-            how = (
-                "at usd_per_call_max"
-                if budget.usd_per_call_max
-                else f"at the {COST_QUANTILE:.0%} quantile of the paid trials' cost per call"
-            )
             return (
                 f"money budget: ${usd:.4f} of ${budget.usd:.4f} spent; the next trial may "
-                f"cost about ${next_usd:.4f} ({calls_per_trial} calls {how})"
+                f"cost about {how}"
             )
     if budget.wall_s is not None and len(frame):
         wall = float(frame["wall_s"].sum())
         if wall + float(frame["wall_s"].max()) > budget.wall_s:
             return f"wall-time budget: {wall:.1f}s of {budget.wall_s:.1f}s used"
+    return None
+
+
+def budget_stopped(study: optuna.Study, budget: Budget) -> str | None:
+    """The reason a trial of this study was stopped mid-way by this same budget, if one was:
+    the study stops there (a raised budget on resume starts afresh)."""
+    key = budget.model_dump(mode="json")
+    for t in study.get_trials(deepcopy=False, states=(TrialState.PRUNED,)):
+        stop = t.user_attrs.get("budget_stopped")
+        if isinstance(stop, dict) and stop.get("budget") == key:
+            return f"{stop.get('reason')} (trial {t.number} stopped there)"
     return None
 
 

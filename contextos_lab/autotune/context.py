@@ -48,6 +48,9 @@ class RunContext:
     #: arguments, same outcome dict): the extension point a benchmark uses to read scores from an
     #: enumerated grid. In-process only: a worker process rebuilds its context without it.
     score_config: Callable[[RunContext, Mapping[str, Any]], dict[str, Any]] | None = None
+    #: Called with a batch's worst-case call count before it runs (`autotune.spend_guard`);
+    #: raises to stop the trial there. Set per trial; None: no budget to keep.
+    spend_guard: Callable[[int], None] | None = None
 
     def worker_payload(self) -> dict[str, Any]:
         """Picklable: a worker re-imports the harness and evaluator by path, reuses the cases."""

@@ -43,6 +43,8 @@ def execute_and_score(
     (a racing round: racing judges that per stage)."""
     hashes = _case_hashes(ctx, cases)
     policy = ctx.spec.execution_policy().model_copy(update={"cache": ctx.read_cache})
+    if ctx.spend_guard is not None:  # worst case: every run of every case paid
+        ctx.spend_guard(len(cases) * policy.repeats)
     try:
         execution = execute(ctx.harness, cases, hashes, config, policy, ctx.cache)
     except Exception as exc:

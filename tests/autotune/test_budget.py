@@ -35,10 +35,11 @@ def test_calls_budget_estimates_from_the_calls_trials_made_not_the_worst_case() 
     # racing: most trials stop after a few cases; a full trial could make 400 calls
     raced = [{"calls": c, "usd": 0.0, "wall_s": 1.0} for c in (40, 40, 80, 40, 400, 40)]
     study = _study(raced)  # 640 calls spent
-    # the 90 % quantile of what they made is 240 calls: 640 + 240 fits 900, not 879
-    assert budget_stop_reason(study, Budget(calls=900), 400) is None
-    reason = str(budget_stop_reason(study, Budget(calls=879), 400))
-    assert "call budget: 640 of 879" in reason and "about 240" in reason and "up to 400" in reason
+    # the median of what they made is 40 calls (a trial that would cross the budget stops at
+    # its next stage, autotune.spend_guard): 640 + 40 fits 680, not 679
+    assert budget_stop_reason(study, Budget(calls=680), 400) is None
+    reason = str(budget_stop_reason(study, Budget(calls=679), 400))
+    assert "call budget: 640 of 679" in reason and "about 40" in reason and "up to 400" in reason
     # with fewer than three trials paid, the worst case stands in
     two = _study(raced[:2])
     assert "up to 400" in str(budget_stop_reason(two, Budget(calls=479), 400))
@@ -61,9 +62,20 @@ def test_one_dear_trial_does_not_set_the_estimate() -> None:
     study = _study([cheap] * 9 + [{"calls": 100, "usd": 5.0, "wall_s": 1.0}])
     estimate = usd_per_call_estimate(spend_frame(study))
     assert 0.01 < estimate < 0.05  # the 90th percentile sits between the cheap and the dear
-    spent = 14.0
-    assert budget_stop_reason(study, Budget(usd=spent + 100 * estimate + 0.01), 100) is None
-    assert budget_stop_reason(study, Budget(usd=spent + 100 * estimate - 0.01), 100) is not None
+    spent = 14.0  # the next trial starts at the median of what trials spent: $1
+    assert budget_stop_reason(study, Budget(usd=spent + 1.0), 100) is None
+    reason = budget_stop_reason(study, Budget(usd=spent + 0.99), 100)
+    assert reason is not None and "$1.0000 (the 50% quantile of what 10 paid trials" in reason
+
+
+def test_a_racing_study_starts_trials_at_what_trials_paid_not_the_full_set() -> None:
+    # racing: nine trials dropped after 30 cases ($0.30), one completed 300 ($3.00)
+    study = _study([{"calls": 30, "usd": 0.3, "wall_s": 1.0}] * 9 + [
+        {"calls": 300, "usd": 3.0, "wall_s": 1.0}])  # fmt: skip
+    spent = 5.7
+    # priced at the full set ($3) the study would stop $2.70 early; at the median it goes on
+    assert budget_stop_reason(study, Budget(usd=spent + 0.3), 300) is None
+    assert budget_stop_reason(study, Budget(usd=spent + 0.29), 300) is not None
 
 
 def test_wall_budget_and_totals() -> None:
@@ -84,3 +96,13 @@ def test_prices_and_budget_validation() -> None:
     assert usd.tolist() == [pytest.approx(1.5 + 2.0 + 0.5), 0.5]
     with pytest.raises(ValueError, match="at least one"):
         Budget()
+
+
+def test_a_trial_whose_first_batch_cannot_be_paid_is_not_started() -> None:
+    # trials paid $0.5-$1.0 for 100 calls; the median start ($0.8) fits $1 more, but a
+    # full-fidelity trial's one batch of 100 calls at the dearest price seen ($0.01) does not
+    study = _study([{"calls": 100, "usd": u, "wall_s": 1.0} for u in (0.5, 0.8, 1.0)])
+    assert budget_stop_reason(study, Budget(usd=2.3 + 0.9), 100) is None
+    reason = budget_stop_reason(study, Budget(usd=2.3 + 0.9), 100, first_batch=100)
+    assert reason is not None and "its first 100 calls" in reason
+    assert budget_stop_reason(study, Budget(usd=2.3 + 0.9), 100, first_batch=80) is None

@@ -206,3 +206,25 @@ def test_racing_on_the_noisy_stand_in_gives_promotion_the_doubt_only_where_runs_
         assert doubted and all("point estimate" not in r for r in reasons)
     else:
         assert not doubted and all("its point estimate" in r for r in reasons)
+
+
+def test_a_racing_study_spends_its_budget_to_the_end_and_never_over(
+    spec_dir: Path, tmp_path: Path
+) -> None:
+    # racing (the example's default): trials cost from one stage to the whole set, so the
+    # start is priced at what trials paid and a trial that would cross stops at a stage
+    spec = load_spec(spec_dir / "spec.yaml")
+    assert spec.fidelity == "racing"
+    dearest = 2.5e-6 * 4000 + 10e-6 * 1000  # far above any stand-in call: a hard bound
+    budget = spec.budget.model_copy(update={"usd": 1.5, "usd_per_call_max": dearest})  # type: ignore[union-attr]
+    spec = spec.model_copy(update={"budget": budget})
+    result = sweep(spec, out_dir=tmp_path / "out", n_trials=200, progress=False)
+    stop = result.study.user_attrs.get("budget_stop")
+    assert stop is not None, "the study ran out of trials before its budget"
+    total = spend_total(result.study)
+    assert total["usd"] <= 1.5
+    stopped = [t for t in result.study.trials if "budget_stopped" in t.user_attrs]
+    assert all(t.state == optuna.trial.TrialState.PRUNED for t in stopped)
+    assert len(stopped) <= 1  # the study stops at the first trial the budget stopped
+    if stopped:
+        assert stop.startswith("money budget") and f"trial {stopped[0].number} stopped" in stop

@@ -40,12 +40,14 @@ def work(
     The count is always re-read from the storage (`solo` is kept for callers but no longer
     trusted): another `search` process may share the study without this one knowing."""
     from contextos_lab.autotune.budget import budget_stop_reason
+    from contextos_lab.autotune.spend_guard import first_batch_calls
 
     baseline = study.user_attrs.get("baseline_scores")
     ran = 0
     calls_per_trial = len(ctx.search) * ctx.spec.repeats
+    first = first_batch_calls(ctx)
     while budget - counted_trials(study) > 0:
-        stop = budget_stop_reason(study, ctx.spec.budget, calls_per_trial)
+        stop = budget_stop_reason(study, ctx.spec.budget, calls_per_trial, first)
         if stop is not None:  # the next trial could exceed the spec's budget: stop cleanly
             study.set_user_attr("budget_stop", stop)
             log.warning("study %s stopped: %s", study.study_name, stop)

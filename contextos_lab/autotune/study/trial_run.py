@@ -12,6 +12,7 @@ from contextos_lab.autotune import objective
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.objective import HarnessFailure
 from contextos_lab.autotune.racing.racing import race
+from contextos_lab.autotune.spend_guard import SpendGuard
 from contextos_lab.autotune.study import trial_attrs
 from contextos_lab.autotune.study.trial_claim import ask_claimed
 from contextos_lab.autotune.study.trial_count import _within_budget
@@ -75,6 +76,18 @@ def _laid_out(ctx: RunContext, frozen: optuna.trial.FrozenTrial) -> optuna.trial
             log.warning("run layout: trial %d not written: %s", frozen.number, exc)
     return frozen
 
+
+def _guard(
+    ctx: RunContext, trial: optuna.Trial, baseline: Mapping[str, float] | None
+) -> SpendGuard | None:
+    """The budget's guard for this trial; none for the baseline (the reference every other
+    trial needs) or without a calls or money budget."""
+    budget = ctx.spec.budget
+    if baseline is None or budget is None or (budget.calls is None and budget.usd is None):
+        return None
+    return SpendGuard(trial, budget, ctx.meter, len(ctx.search) * ctx.spec.repeats)
+
+
 def run_trial(
     ctx: RunContext, trial: optuna.Trial, baseline: Mapping[str, float] | None
 ) -> tuple[float, ...]:
@@ -90,6 +103,7 @@ def run_trial(
         },
     )
     ctx.meter.reset()
+    ctx.spend_guard = _guard(ctx, trial, baseline)
     try:
         if ctx.spec.fidelity == "racing":
             outcome = race(ctx, trial, params, baseline)  # optuna.TrialPruned when dropped
