@@ -1,7 +1,7 @@
 """Gate verdicts: promote / underpowered / regression / no_effect, each with its reasons.
 
 Inputs are per-case frames (index case_id, one column per evaluator) for the baseline and each
-candidate on the same held-out cases. Decision rules (DESIGN.md, "Gate semantics"):
+candidate on the same held-out cases. Decision rules (docs/design.md, "Gate semantics"):
 
 - regression: a floor (policy, safety) fails on the candidate's held-out mean, policy or safety
   violations rise significantly (exact McNemar, p < alpha), or an accepted delta for utility,

@@ -1,4 +1,4 @@
-"""The seam every harness plugs into (DESIGN.md, "Seams").
+"""The seam every harness plugs into (docs/design.md, "Seams").
 
 A harness runs a replay case under a config and says what happened. Cases travel as a pandas
 frame (one row per case, `case_id` first) so a harness can offer a vectorised `run_batch`;

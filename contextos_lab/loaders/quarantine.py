@@ -81,7 +81,7 @@ class Origin:
 
 @dataclass
 class LoadResult(Generic[E]):
-    """The records a source yielded and the rows it did not (the DESIGN.md `Loader` result)."""
+    """The records a source yielded and the rows it did not (docs/design.md, "Seams": the `Loader` result)."""
 
     source: Path
     format: str

@@ -72,7 +72,7 @@ TABULAR: frozenset[Format] = frozenset({"csv", "parquet"})
 
 @runtime_checkable
 class Loader(Protocol[E]):
-    """The DESIGN.md loader seam: a source in, valid records and quarantined rows out."""
+    """The loader seam (docs/design.md, "Seams"): a source in, valid records and quarantined rows out."""
 
     def load(self, source: Path | str) -> LoadResult[E]: ...
 

@@ -1,4 +1,4 @@
-"""Which Optuna sampler runs a study, chosen by a small seeded config (DESIGN.md, "Seams").
+"""Which Optuna sampler runs a study, chosen by a small seeded config (docs/design.md, "Seams").
 
 Samplers are Optuna's own. Constraints are never passed as `constraints_func` (deprecated in
 Optuna 5): the objective sets them with `trial.set_constraint`, which every sampler here reads.

@@ -1,4 +1,4 @@
-"""The only code that reads a held-out set (DESIGN.md, "Gate semantics").
+"""The only code that reads a held-out set (docs/design.md, "Gate semantics").
 
 The study never sees these cases. Before a single case runs, the set is proven disjoint from the
 search set (by id and by content hash, against both the spec's search set and the case hashes
