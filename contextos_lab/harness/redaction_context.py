@@ -40,7 +40,7 @@ _MYSQL_PASSWORD = re.compile(r"^-p.+")
 _FRAGMENT = re.compile(r"[A-Za-z0-9_]{4,}")
 
 
-def _words(command: str) -> list[str]:
+def split_words(command: str) -> list[str]:
     """A command line's arguments as a shell would split them (plain split if unbalanced)."""
     try:
         return shlex.split(command)
@@ -89,7 +89,7 @@ def spans(
         name = next((out[i] for i in run if i in out), None)
         name = name or hit(" ".join(parts)) or hit("".join(p.strip() for p in parts))
         if name is None and argv is not None:
-            words = _words(" ".join(parts))
+            words = split_words(" ".join(parts))
             name = next(iter(argv(words).values()), None)
         if name is not None:
             out.update(dict.fromkeys(run, name))

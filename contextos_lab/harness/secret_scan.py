@@ -15,6 +15,7 @@ secret is caught by its key instead). Kit patterns (`redaction.py`) cover what i
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from functools import lru_cache
@@ -165,6 +166,8 @@ def _entropy_hit(line: str) -> bool:
             continue
         if heuristic.is_sequential_string(token):
             continue  # `ABCDEF...`
+        if encodes_text(token):
+            continue  # base64 of a sentence is data: a key decodes to random bytes
         if not (any(c.isupper() for c in token) and any(c.islower() for c in token)):
             continue
         most = math.log2(min(len(token), 64))
@@ -178,6 +181,25 @@ def _entropy_hit(line: str) -> bool:
         ):
             return True
     return False
+
+
+_PROSE = re.compile(r"[\w\s.,;:!?'\"()\-]+")
+
+
+def encodes_text(token: str) -> bool:
+    """`token` is base64 (standard or URL-safe) of readable text: words and spaces, as a
+    sentence or a log line encodes to; a key or a hash decodes to random bytes."""
+    body = token.rstrip("=")
+    try:
+        raw = base64.b64decode(
+            body + "=" * (-len(body) % 4),
+            altchars=b"-_" if "-" in body or "_" in body else None,
+            validate=True,
+        )
+        text = raw.decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return len(text) >= 12 and " " in text and bool(_PROSE.fullmatch(text))
 
 
 def token_hit(text: str) -> str | None:
