@@ -153,10 +153,34 @@ VENDORS: dict[str, tuple[Part, ...]] = {
     "deepseek": ("sk-", (HEX, 32)),
 }
 
+#: Written after the redactor's rules were frozen and run once, unseen during development:
+#: the held-out check of whether the rules express formats rather than this corpus.
+HELDOUT_VENDORS: dict[str, tuple[Part, ...]] = {
+    "stripe_restricted": ("rk_live_", (ALNUM, 99)),
+    "gitlab_deploy_token": ("gldt-", (URLSAFE, 20)),
+    "github_oauth": ("gho_", (ALNUM, 36)),
+    "github_refresh": ("ghr_", (ALNUM, 36)),
+    "slack_app_level": ("xapp-1-", (UPPER_NUM, 11), "-", (DIGITS, 13), "-", (HEX, 64)),
+    "shopify_shared_secret": ("shpss_", (HEX, 32)),
+    "hashicorp_vault_batch": ("hvb.", (URLSAFE, 138)),
+    "anthropic_admin": ("sk-ant-admin01-", (URLSAFE, 93), "AA"),
+    "new_relic_insert": ("NRII-", (URLSAFE, 32)),
+    "planetscale_password": ("pscale_pw_", (URLSAFE, 43)),
+    "mailersend": ("mlsn.", (HEX, 64)),
+    "google_oauth_access": ("ya29.", (URLSAFE, 120)),
+    "square_oauth_secret": ("sq0csp-", (URLSAFE, 43)),
+    "nightfall": ("NF-", (ALNUM, 32)),
+    "dbt_cloud": ("dbtc_", (URLSAFE, 40)),
+    "openai_service_account": ("sk-svcacct-", (URLSAFE, 74), "T3BlbkFJ", (URLSAFE, 74)),
+    "gitlab_runner": ("glrt-", (URLSAFE, 20)),
+    "supabase_secret": ("sb_secret_", (URLSAFE, 31)),
+}
+
 
 def token(rng: random.Random, vendor: str) -> str:
     """A fresh value of `vendor`'s documented shape."""
-    return "".join(p if isinstance(p, str) else _r(rng, *p) for p in VENDORS[vendor])
+    parts = VENDORS.get(vendor) or HELDOUT_VENDORS[vendor]
+    return "".join(p if isinstance(p, str) else _r(rng, *p) for p in parts)
 
 
 #: Where a token shows up in a command record; the bare forms are what detect-secrets misses.
@@ -172,12 +196,13 @@ _SURROUNDINGS: tuple[Callable[[random.Random, str], str], ...] = (
 )
 
 
-def vendor_probes(seed: int, per_vendor: int = 3) -> list[Probe]:
-    """`per_vendor` fresh tokens of every vendor, each in a surrounding drawn by seed."""
+def vendor_probes(seed: int, per_vendor: int = 3, *, heldout: bool = False) -> list[Probe]:
+    """`per_vendor` fresh tokens of every vendor (of the held-out set with `heldout`), each
+    in a surrounding drawn by seed."""
     rng = random.Random(seed)
     out = []
     for _ in range(per_vendor):
-        for vendor in VENDORS:
+        for vendor in HELDOUT_VENDORS if heldout else VENDORS:
             value = token(rng, vendor)
             out.append(Probe(vendor, rng.choice(_SURROUNDINGS)(rng, value), (value,)))
     return out
