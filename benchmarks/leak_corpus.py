@@ -9,6 +9,9 @@ tests that use them) are run through the real code paths:
 - pass-4 vendor tokens, CLI password argv forms and benign look-alikes
   (benchmarks/corpora/vendor_secrets.py) through the same functions, with each detector layer
   (detect-secrets, CredSweeper, the kit's token-design rule) scored alone for comparison;
+- pass-4 instruction payloads (benchmarks/corpora/injections.py: languages, encodings,
+  separators, data shapes, directive shapes; a development and a held-out template set, scored
+  apart) and pass-4 benign operator notes, through `carries_directive`;
 - instruction payloads (tests/memory/injection_payloads.py: intents x disguises, several
   languages) through `carries_directive`, and benign observations for false flags;
 - near copies of bundled search cases (tests/overlap/near_copy_shapes.py) hidden among real
@@ -37,6 +40,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.corpora.injections import LANGUAGES  # noqa: E402
+from benchmarks.corpora.injections import benign_notes as operator_notes  # noqa: E402
+from benchmarks.corpora.injections import payloads as pass4_payloads  # noqa: E402
 from benchmarks.corpora.vendor_secrets import (  # noqa: E402
     ARGV_FORMS,
     HELDOUT_VENDORS,
@@ -159,6 +165,31 @@ def injections(seed: int, n_payloads: int, n_benign: int) -> dict:
     }
 
 
+def injection_shapes(seed: int, n_benign: int) -> dict:
+    """Pass-4 payloads, development and held-out template sets apart, and operator notes."""
+    out: dict = {"languages": len(LANGUAGES)}
+    missed_all = []
+    for split in ("dev", "heldout"):
+        found = pass4_payloads(seed, split)
+        missed = [(f, s, t) for f, s, t in found if not carries_directive(t)]
+        missed_all += missed
+        out[split] = {
+            "payloads": len(found),
+            "flagged": len(found) - len(missed),
+            "missed_by_family": dict(Counter(f"{f}/{s}" for f, s, _ in missed)),
+        }
+    notes = operator_notes(seed, n_benign)
+    flagged = [n for n in notes if carries_directive(n)]
+    out["payloads"] = out["dev"]["payloads"] + out["heldout"]["payloads"]
+    out["flagged"] = out["dev"]["flagged"] + out["heldout"]["flagged"]
+    out["benign"] = len(notes)
+    out["benign_flagged"] = len(flagged)
+    out["examples"] = [f"missed: {t!r}" for _, _, t in missed_all[:10]] + [
+        f"operator note flagged: {n!r}" for n in flagged[:10]
+    ]
+    return out
+
+
 def near_copies(seed: int, per_shape: int, n_fresh: int) -> dict:
     rng = random.Random(seed)
     search = bundled_cases("search_sets")
@@ -202,6 +233,7 @@ def main() -> None:
     ap.add_argument("--lookalikes", type=int, default=3000, help="benign look-alike lines")
     ap.add_argument("--benign", type=int, default=5000, help="benign lines and notes")
     ap.add_argument("--payloads", type=int, default=600)
+    ap.add_argument("--notes", type=int, default=1000, help="pass-4 benign operator notes")
     ap.add_argument("--copies", type=int, default=10, help="near copies per shape")
     ap.add_argument("--fresh", type=int, default=500, help="real held-out cases mixed in")
     ap.add_argument("--out", type=Path, default=OUT)
@@ -210,6 +242,7 @@ def main() -> None:
     sec = secrets(args.seed, args.per_shape, args.benign)
     ven = vendor_secrets(args.seed, args.per_vendor, args.lookalikes)
     inj = injections(args.seed, args.payloads, args.benign)
+    shapes = injection_shapes(args.seed, args.notes)
     near = near_copies(args.seed, args.copies, args.fresh)
     elapsed = time.perf_counter() - t0
     benign_share = sec["benign_redacted"] / sec["benign_lines"]
@@ -217,6 +250,8 @@ def main() -> None:
         sec["benign_lines"] + ven["lookalike_lines"]
     )
     flagged_share = inj["flagged"] / inj["payloads"]
+    shape_share = shapes["flagged"] / shapes["payloads"]
+    notes_share = shapes["benign_flagged"] / shapes["benign"]
     benign_flag_share = inj["benign_flagged"] / inj["benign"]
     goals = {
         "secret_shapes_tried": _goal(">= 60", sec["shapes"], sec["shapes"] >= 60),
@@ -239,6 +274,15 @@ def main() -> None:
         ),
         "benign_redacted_share": _goal(
             "<= 0.02", round(lookalike_share, 4), lookalike_share <= 0.02
+        ),
+        "injection_languages_tried": _goal(
+            ">= 12", shapes["languages"], shapes["languages"] >= 12
+        ),
+        "injection_shapes_flagged_share": _goal(
+            ">= 0.95", round(shape_share, 4), shape_share >= 0.95 and shapes["payloads"] >= 300
+        ),
+        "benign_notes_flagged_share": _goal(
+            "<= 0.02", round(notes_share, 4), notes_share <= 0.02 and shapes["benign"] >= 200
         ),
         "near_copy_shapes_tried": _goal(">= 10", near["shapes"], near["shapes"] >= 10),
         "near_copies_accepted": _goal("== 0", near["accepted"], near["accepted"] == 0),
@@ -265,11 +309,22 @@ def main() -> None:
         f"injections: {inj['payloads']} payloads ({inj['payload_shapes']} intent x disguise "
         f"shapes), {inj['flagged']} flagged; benign {inj['benign_flagged']} of {inj['benign']}"
     )
+    for split in ("dev", "heldout"):
+        row = shapes[split]
+        print(
+            f"pass-4 injections ({split} templates): {row['payloads']} payloads, "
+            f"{row['flagged']} flagged ({row['flagged'] / row['payloads']:.3f})"
+        )
+    print(
+        f"pass-4 operator notes: {shapes['benign_flagged']} of {shapes['benign']} flagged; "
+        f"{shapes['languages']} languages"
+    )
     print(
         f"near copies: {near['shapes']} shapes, {near['copies']} copies, {near['accepted']} "
         f"accepted; {near['fresh_refused']} of {near['fresh_cases']} real held-out cases refused"
     )
-    for line in sec["examples"] + ven["examples"] + inj["examples"] + near["examples"]:
+    examples = sec["examples"] + ven["examples"] + inj["examples"] + shapes["examples"]
+    for line in examples + near["examples"]:
         print("  " + line[:300])
     print(f"{'goal':<36}{'target':>10}{'measured':>12}{'met':>6}")
     for name, g in goals.items():
@@ -282,6 +337,7 @@ def main() -> None:
         "secrets": {k: v for k, v in sec.items() if k != "examples"},
         "vendor_secrets": {k: v for k, v in ven.items() if k != "examples"},
         "injections": {k: v for k, v in inj.items() if k != "examples"},
+        "injection_shapes": {k: v for k, v in shapes.items() if k != "examples"},
         "near_copies": {k: v for k, v in near.items() if k != "examples"},
         "seconds": round(elapsed, 1),
         "load_average": os.getloadavg()[0],
