@@ -44,8 +44,8 @@ def credsweeper_hit(line: str) -> str | None:
     sweeper = _sweeper()
     with warnings.catch_warnings():  # CredSweeper marks the provider's export as deprecated
         warnings.simplefilter("ignore", DeprecationWarning)
-        provider = StringContentProvider([line])
-    found = [c for c in sweeper.file_scan(provider) if c.rule_name not in _PUBLIC_RULES]
+        scanned = sweeper.file_scan(StringContentProvider([line]))
+    found = [c for c in scanned if c.rule_name not in _PUBLIC_RULES]
     sure = [c for c in found if not c.use_ml]
     if sure:
         return _name(sure[0].rule_name)
