@@ -10,7 +10,9 @@ detector (in its config-file form: `password: value` needs no quotes in a log) a
 high-entropy detector over bare tokens. Entropy hits pass detect-secrets' own heuristic filters
 (UUIDs, sequential strings, templated values, indirect references) so ids and paths stay; hex
 strings are never scanned for entropy alone, since a git hash or a digest is public (a hex
-secret is caught by its key instead). Kit patterns (`redaction.py`) cover what it lacks.
+secret is caught by its key instead); base64 that decodes to readable text is data, not a
+key. Kit patterns (`redaction.py`), the vendor token design (`token_shapes`) and CredSweeper
+(`credsweeper_scan`) are layered beside it: each alone misses what another catches.
 """
 
 from __future__ import annotations

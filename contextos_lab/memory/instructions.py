@@ -16,6 +16,10 @@ and system markers at a line start (`SYSTEM:`, `### system`), chat-template toke
 (`<|im_start|>`, `[INST]`, `<<SYS>>`, `<|system|>`), a markdown heading or bold label opening a
 new policy, "you are now ...", "from now on", blanket approvals; in English, Russian, Spanish,
 German and French (the bundled examples are English; Russian is the issue's probe language).
+Beyond these phrases, `directive_shapes` reads what an instruction *is* (a dismissal in 24
+languages, a prompt reveal, another role's message, an authority claim, a secrecy request, a
+standing order, a control switched off) on these forms and on the text with separators taken
+out, and `decodings` hands back what a model would decode (base64, hex, rot13, URL, HTML).
 """
 
 from __future__ import annotations
