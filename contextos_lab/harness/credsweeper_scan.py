@@ -1,62 +1,62 @@
-"""Secrets in one line of text, found by CredSweeper's rule set and its bundled ML validator.
+"""Secrets in one line of text, found by CredSweeper's rule set.
 
 CredSweeper (Samsung, maintained) ships ~150 rules with vendor token formats (Shopify,
-Databricks, Pulumi, Dynatrace, Atlassian, Hugging Face, Grafana, ...) and an ONNX model that
-validates keyword candidates (`password = ...`), both inside the wheel: nothing is downloaded
-and nothing is verified over the network. It is layered *beside* detect-secrets, not instead:
-on the pass-4 vendor corpus (benchmarks/corpora/vendor_secrets.py) detect-secrets plus the
-kit's patterns leaked 31 of 100 vendors and CredSweeper alone missed 48 (its GitHub, npm and
-PyPI rules check the token's checksum, so a token of the right shape but a wrong checksum, as
-a typo'd or a synthetic one, passes), while the two together missed 13; what is left is caught
-by the kit's format rules (`token_shapes`). CredSweeper's `UUID` rule is not used: a UUID in a
-log is an id, not a secret.
+Databricks, Pulumi, Dynatrace, Atlassian, Hugging Face, Grafana, ...) and an ONNX model,
+both inside the wheel: nothing is downloaded and nothing is verified over the network. It is
+layered *beside* detect-secrets, not instead: on the pass-4 vendor corpus
+(benchmarks/corpora/vendor_secrets.py) detect-secrets plus the kit's patterns leaked 31 of 100
+vendors and CredSweeper alone missed 48 (its GitHub, npm and PyPI rules check the token's
+checksum, so a token of the right shape but a wrong checksum, as a typo'd or a synthetic one,
+passes), while the two together missed 13; the kit's format rules (`token_shapes`) catch the
+rest. Only the rules that stand alone are used: the ML model validates keyword candidates
+(`password = ...`), which the kit's keyword patterns and detect-secrets' keyword detector
+have already judged by the time this runs, and it cost ~0.3 s a call on a loaded machine
+with no leak fewer on either corpus. CredSweeper's `UUID` rule is not used: a UUID in a log
+is an id, not a secret.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import warnings
 from functools import lru_cache
 from typing import Any
 
 #: Rules whose hits are public identifiers, not secrets.
 _PUBLIC_RULES = frozenset({"UUID"})
+#: A run long enough to hold a credential value; a line without one is not worth a scan
+#: (short `key = value` secrets are the kit's keyword patterns' job, run before this).
+_CANDIDATE = re.compile(r"[A-Za-z0-9_\-+/=.$~:@%!#*]{12,}")
 
 
 @lru_cache(maxsize=1)
-def _sweeper() -> Any:
-    # Imported on first use: CredSweeper loads its rules and ONNX session (~0.7 s), which a
-    # command that records nothing should not pay.
-    from credsweeper.app import CredSweeper
+def _sweeper() -> tuple[Any, Any]:
+    """CredSweeper and its text provider class."""
+    # Imported on first use: CredSweeper's import and rule loading take a second or more,
+    # which a command that records nothing should not pay.
+    with warnings.catch_warnings():  # its own modules subclass a class it marks deprecated
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from credsweeper.app import CredSweeper
+        from credsweeper.file_handler.string_content_provider import StringContentProvider
 
     logging.getLogger("credsweeper").setLevel(logging.ERROR)
-    return CredSweeper(log_level="ERROR")
+    return CredSweeper(log_level="ERROR"), StringContentProvider
 
 
 @lru_cache(maxsize=4096)
 def credsweeper_hit(line: str) -> str | None:
-    """Name of the CredSweeper rule that finds a credential in `line` (ML-validated where the
-    rule asks for it), or None."""
-    if len(line) < 8 or not line.strip():
+    """Name of the CredSweeper rule (one needing no ML validation) that finds a credential in
+    `line`, or None."""
+    if not _CANDIDATE.search(line):
         return None
-    from credsweeper.file_handler.string_content_provider import StringContentProvider
-
-    sweeper = _sweeper()
+    sweeper, provider = _sweeper()
     with warnings.catch_warnings():  # CredSweeper marks the provider's export as deprecated
         warnings.simplefilter("ignore", DeprecationWarning)
-        scanned = sweeper.file_scan(StringContentProvider([line]))
+        scanned = sweeper.file_scan(provider([line]))
     found = [c for c in scanned if c.rule_name not in _PUBLIC_RULES]
     sure = [c for c in found if not c.use_ml]
-    if sure:
-        return _name(sure[0].rule_name)
-    unsure = [c for c in found if c.use_ml]
-    if unsure:
-        groups = [((c.rule_name, i), [c]) for i, c in enumerate(unsure)]
-        is_cred, _ = sweeper.ml_validator.validate_groups(groups, len(groups), None)
-        for c, ok in zip(unsure, is_cred, strict=True):
-            if ok:
-                return _name(c.rule_name)
-    return None
+    return _name(sure[0].rule_name) if sure else None
 
 
 def _name(rule: str) -> str:

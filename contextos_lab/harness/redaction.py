@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 from contextos_lab.harness.argv_passwords import password_spans
 from contextos_lab.harness.credsweeper_scan import credsweeper_hit
@@ -152,10 +153,22 @@ def _layered(line: str) -> str | None:
     for form in _forms(line):
         found = prefixed_token_hit(form)
         if found is None:
-            found = next(iter(password_spans(split_words(form)).values()), None)
+            found = _command_line_hit(split_words(form))
         found = found or credsweeper_hit(form)
         if found is not None:
             return found
+    return None
+
+
+def _command_line_hit(words: Sequence[str]) -> str | None:
+    """A line read as a command (`+ wget --http-password PW URL` echoed to stdout): a CLI's
+    password argument, or the value after a secret flag."""
+    found = next(iter(password_spans(words).values()), None)
+    if found is not None:
+        return found
+    for flag, value in pairwise(words):
+        if SECRET_FLAG.match(flag) and "=" not in flag and not value.startswith("-"):
+            return "argv_secret"
     return None
 
 
