@@ -31,17 +31,34 @@ _CANDIDATE = re.compile(r"[A-Za-z0-9_\-+/=.$~:@%!#*]{12,}")
 
 
 @lru_cache(maxsize=1)
-def _sweeper() -> tuple[Any, Any]:
-    """CredSweeper and its text provider class."""
-    # Imported on first use: CredSweeper's import and rule loading take a second or more,
-    # which a command that records nothing should not pay.
+def _scanner() -> tuple[Any, Any]:
+    """CredSweeper's rule scanner, configured as its app does by default, and its text
+    provider class. The `CredSweeper` app object is not built: its credential manager starts a
+    `multiprocessing.Manager` server process, which a redactor inside a harness run must not
+    fork. Imported on first use: loading its rules takes a second or more, which a command
+    that records nothing should not pay."""
     with warnings.catch_warnings():  # its own modules subclass a class it marks deprecated
         warnings.simplefilter("ignore", DeprecationWarning)
-        from credsweeper.app import CredSweeper
+        from credsweeper.app import APP_PATH
+        from credsweeper.common.constants import Confidence, Severity
+        from credsweeper.config.config import Config
         from credsweeper.file_handler.string_content_provider import StringContentProvider
+        from credsweeper.scanner.scanner import Scanner
+        from credsweeper.utils.util import Util
 
     logging.getLogger("credsweeper").setLevel(logging.ERROR)
-    return CredSweeper(log_level="ERROR"), StringContentProvider
+    config = Util.json_load(APP_PATH / "secret" / "config.json")
+    config.update(
+        use_filters=True,
+        find_by_ext=False,
+        size_limit=None,
+        pedantic=False,
+        depth=0,
+        doc=False,
+        severity=Severity.INFO.value,
+        confidence=Confidence.WEAK.value,
+    )
+    return Scanner(Config(config), None), StringContentProvider
 
 
 @lru_cache(maxsize=4096)
@@ -50,10 +67,10 @@ def credsweeper_hit(line: str) -> str | None:
     `line`, or None."""
     if not _CANDIDATE.search(line):
         return None
-    sweeper, provider = _sweeper()
+    scanner, provider = _scanner()
     with warnings.catch_warnings():  # CredSweeper marks the provider's export as deprecated
         warnings.simplefilter("ignore", DeprecationWarning)
-        scanned = sweeper.file_scan(provider([line]))
+        scanned = scanner.scan(provider([line]))
     found = [c for c in scanned if c.rule_name not in _PUBLIC_RULES]
     sure = [c for c in found if not c.use_ml]
     return _name(sure[0].rule_name) if sure else None

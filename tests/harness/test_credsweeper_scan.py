@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import random
 import socket
 import uuid
@@ -25,3 +26,9 @@ def test_a_vendor_rule_fires_without_network(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_a_uuid_is_an_id() -> None:
     assert credsweeper_hit(f"request_id={uuid.UUID(int=random.Random(1).getrandbits(128))}") is None
+
+
+def test_scanning_starts_no_process() -> None:
+    credsweeper_hit.cache_clear()
+    credsweeper_hit("export TOKEN=dop_v1_" + "9f3a" * 16)
+    assert multiprocessing.active_children() == []
