@@ -4,15 +4,15 @@ CredSweeper (Samsung, maintained) ships ~150 rules with vendor token formats (Sh
 Databricks, Pulumi, Dynatrace, Atlassian, Hugging Face, Grafana, ...) and an ONNX model,
 both inside the wheel: nothing is downloaded and nothing is verified over the network. It is
 layered *beside* detect-secrets, not instead: on the pass-4 vendor corpus
-(benchmarks/corpora/vendor_secrets.py) detect-secrets plus the kit's patterns leaked 31 of 100
-vendors and CredSweeper alone missed 48 (its GitHub, npm and PyPI rules check the token's
-checksum, so a token of the right shape but a wrong checksum, as a typo'd or a synthetic one,
-passes), while the two together missed 13; the kit's format rules (`token_shapes`) catch the
-rest. Only the rules that stand alone are used: the ML model validates keyword candidates
-(`password = ...`), which the kit's keyword patterns and detect-secrets' keyword detector
-have already judged by the time this runs, and it cost ~0.3 s a call on a loaded machine
-with no leak fewer on either corpus. CredSweeper's `UUID` rule is not used: a UUID in a log
-is an id, not a secret.
+(benchmarks/corpora/vendor_secrets.py) detect-secrets plus the kit's patterns leaked 31 of
+100 vendors and CredSweeper alone (with its ML validator) missed 48: its GitHub, npm and PyPI
+rules check the token's checksum, so a token of the right shape but a wrong checksum (a
+typo'd or a synthetic one) passes. The two together missed 13; the kit's format rules
+(`token_shapes`) catch the rest. Only the rules that stand alone are used: the ML model
+validates keyword candidates (`password = ...`), which the kit's keyword patterns and
+detect-secrets' keyword detector have judged by the time this runs; without it the redactor
+leaked no more on either corpus, and each model call cost ~0.3 s on a loaded machine.
+CredSweeper's `UUID` rule is not used: a UUID in a log is an id, not a secret.
 """
 
 from __future__ import annotations
