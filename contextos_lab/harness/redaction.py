@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
-from contextos_lab.harness.redaction_context import argv_spans, spans
+from contextos_lab.harness.argv_passwords import password_spans
+from contextos_lab.harness.credsweeper_scan import credsweeper_hit
+from contextos_lab.harness.redaction_context import argv_spans, spans, split_words
 from contextos_lab.harness.secret_scan import plain_assignment, scanner_hit, token_hit
+from contextos_lab.harness.token_shapes import prefixed_token_hit
 from contextos_lab.memory.skeleton import skeleton
 
 #: The kit's patterns, for what detect-secrets lacks (bearer and basic headers, passwords in
@@ -127,8 +131,10 @@ CUT_PREFIX_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 
 def redaction_hit(text: str) -> str | None:
-    """Name of the first kit pattern or detect-secrets plugin `text` matches (per line, raw or
-    normalised), or None."""
+    """Name of the first detector that finds a secret in `text` (per line, raw or normalised),
+    or None. Layers, cheapest first: the kit's patterns, detect-secrets' plugins, the vendor
+    token design (`token_shapes`), a command line's password arguments (`argv_passwords`),
+    then CredSweeper's rules and ML validator (`credsweeper_scan`)."""
     for line in text.split("\n"):
         if _MARKER.fullmatch(line):
             continue
@@ -137,9 +143,32 @@ def redaction_hit(text: str) -> str | None:
                 match = pattern.search(form)
                 if match and (name not in _ASSIGNMENTS or plain_assignment(form, match.start())):
                     return name
-        found = scanner_hit(line)
+        found = scanner_hit(line) or _layered(line)
         if found is not None:
             return found
+    return None
+
+
+def _layered(line: str) -> str | None:
+    for form in _forms(line):
+        found = prefixed_token_hit(form)
+        if found is None:
+            found = _command_line_hit(split_words(form))
+        found = found or credsweeper_hit(form)
+        if found is not None:
+            return found
+    return None
+
+
+def _command_line_hit(words: Sequence[str]) -> str | None:
+    """A line read as a command (`+ wget --http-password PW URL` echoed to stdout): a CLI's
+    password argument, or the value after a secret flag."""
+    found = next(iter(password_spans(words).values()), None)
+    if found is not None:
+        return found
+    for flag, value in pairwise(words):
+        if SECRET_FLAG.match(flag) and "=" not in flag and not value.startswith("-"):
+            return "argv_secret"
     return None
 
 
@@ -191,7 +220,7 @@ def redact_text(text: str) -> str:
 
 
 def _argv_hits(argv: Sequence[str]) -> dict[int, str]:
-    return argv_spans(argv, redaction_hit, bare_key, SECRET_FLAG, _token)
+    return password_spans(argv) | argv_spans(argv, redaction_hit, bare_key, SECRET_FLAG, _token)
 
 
 def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:

@@ -5,8 +5,8 @@ a secret spills into, given the per-line detectors as functions (so this module 
 pattern): the line after a bare key (`Authorization: Bearer` / next line), backslash-continued
 lines (scanned joined), a YAML block value under a secret key (`password: |`), the body of a
 private key up to its END line; in argv, the value after a secret flag, after `-u`/`--user`,
-after an element ending in a bare key (`-H 'Authorization: Bearer' TOKEN`), `-pPASS` to a
-MySQL client, and both halves of a token split across two elements.
+after an element ending in a bare key (`-H 'Authorization: Bearer' TOKEN`), and both
+halves of a token split across two elements (CLI password flags: `argv_passwords`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Sequence
-from pathlib import PurePosixPath
 
 from contextos_lab.memory.skeleton import skeleton
 
@@ -25,22 +24,10 @@ _PEM_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY")
 _PEM_END = re.compile(r"-----END[A-Z0-9 ]*PRIVATE KEY")
 _MARKER = re.compile(r"\[redacted: \w+\]")
 _USER_FLAG = re.compile(r"^(?:-u|--user|--proxy-user)$")
-_MYSQL = re.compile(r"^(?:mysql\w*|mariadb\w*)$", re.IGNORECASE)
-#: Programs (and, for some, the subcommand) whose short flag's value is a password.
-_PASSWORD_FLAGS: dict[str, tuple[str, str | None]] = {
-    "sshpass": ("-p", None),
-    "redis-cli": ("-a", None),
-    "docker": ("-p", "login"),
-    "podman": ("-p", "login"),
-    "az": ("-p", "login"),
-    "mongo": ("-p", None),
-    "mongosh": ("-p", None),
-}
-_MYSQL_PASSWORD = re.compile(r"^-p.+")
 _FRAGMENT = re.compile(r"[A-Za-z0-9_]{4,}")
 
 
-def _words(command: str) -> list[str]:
+def split_words(command: str) -> list[str]:
     """A command line's arguments as a shell would split them (plain split if unbalanced)."""
     try:
         return shlex.split(command)
@@ -89,7 +76,7 @@ def spans(
         name = next((out[i] for i in run if i in out), None)
         name = name or hit(" ".join(parts)) or hit("".join(p.strip() for p in parts))
         if name is None and argv is not None:
-            words = _words(" ".join(parts))
+            words = split_words(" ".join(parts))
             name = next(iter(argv(words).values()), None)
         if name is not None:
             out.update(dict.fromkeys(run, name))
@@ -123,20 +110,8 @@ def argv_spans(
 ) -> dict[int, str]:
     """Index -> detector name of every argv element a secret covers beyond its own text."""
     out: dict[int, str] = {}
-    mysql = False
-    names = [PurePosixPath(skeleton(a)).name for a in argv]
-    short = {
-        flag
-        for name, (flag, sub) in _PASSWORD_FLAGS.items()
-        if name in names and (sub is None or sub in names)
-    }
     for i, arg in enumerate(argv):
         form = skeleton(arg)
-        mysql = mysql or bool(_MYSQL.match(PurePosixPath(form).name))
-        if form in short and i + 1 < len(argv):
-            out[i + 1] = "password"
-        if mysql and _MYSQL_PASSWORD.match(form) and not form.startswith("--"):
-            out[i] = "password"
         if i + 1 >= len(argv):
             continue
         if flag.match(form) and "=" not in form:

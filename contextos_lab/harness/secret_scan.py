@@ -10,11 +10,14 @@ detector (in its config-file form: `password: value` needs no quotes in a log) a
 high-entropy detector over bare tokens. Entropy hits pass detect-secrets' own heuristic filters
 (UUIDs, sequential strings, templated values, indirect references) so ids and paths stay; hex
 strings are never scanned for entropy alone, since a git hash or a digest is public (a hex
-secret is caught by its key instead). Kit patterns (`redaction.py`) cover what it lacks.
+secret is caught by its key instead); base64 that decodes to readable text is data, not a
+key. Kit patterns (`redaction.py`), the vendor token design (`token_shapes`) and CredSweeper
+(`credsweeper_scan`) are layered beside it: each alone misses what another catches.
 """
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from functools import lru_cache
@@ -165,6 +168,8 @@ def _entropy_hit(line: str) -> bool:
             continue
         if heuristic.is_sequential_string(token):
             continue  # `ABCDEF...`
+        if encodes_text(token):
+            continue  # base64 of a sentence is data: a key decodes to random bytes
         if not (any(c.isupper() for c in token) and any(c.islower() for c in token)):
             continue
         most = math.log2(min(len(token), 64))
@@ -178,6 +183,25 @@ def _entropy_hit(line: str) -> bool:
         ):
             return True
     return False
+
+
+_PROSE = re.compile(r"[\w\s.,;:!?'\"()\-]+")
+
+
+def encodes_text(token: str) -> bool:
+    """`token` is base64 (standard or URL-safe) of readable text: words and spaces, as a
+    sentence or a log line encodes to; a key or a hash decodes to random bytes."""
+    body = token.rstrip("=")
+    try:
+        raw = base64.b64decode(
+            body + "=" * (-len(body) % 4),
+            altchars=b"-_" if "-" in body or "_" in body else None,
+            validate=True,
+        )
+        text = raw.decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return len(text) >= 12 and " " in text and bool(_PROSE.fullmatch(text))
 
 
 def token_hit(text: str) -> str | None:

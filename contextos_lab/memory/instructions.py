@@ -16,6 +16,10 @@ and system markers at a line start (`SYSTEM:`, `### system`), chat-template toke
 (`<|im_start|>`, `[INST]`, `<<SYS>>`, `<|system|>`), a markdown heading or bold label opening a
 new policy, "you are now ...", "from now on", blanket approvals; in English, Russian, Spanish,
 German and French (the bundled examples are English; Russian is the issue's probe language).
+Beyond these phrases, `directive_shapes` reads what an instruction *is* (a dismissal in 24
+languages, a prompt reveal, another role's message, an authority claim, a secrecy request, a
+standing order, a control switched off) on these forms and on the text with separators taken
+out, and `decodings` hands back what a model would decode (base64, hex, rot13, URL, HTML).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from contextos_lab.memory.decodings import decoded
+from contextos_lab.memory.directive_shapes import directive_shape
 from contextos_lab.memory.skeleton import skeleton
 
 _ANY = r"(?:\w+ ){0,3}"  # up to three filler words ("all of the", "your earlier")
@@ -104,6 +110,8 @@ _SQUASHED = re.compile(
     r"ignore\w{0,20}(?:instruction|rule|polic|above|previous)|disregard\w{0,20}(?:above|"
     r"instruction|rule|previous|guidance)|forget\w{0,20}(?:instruction|rule|above)|youarenow"
     r"|fromnowon|approve(?:all|every)|systemprompt|newpolicy|newinstruction"
+    r"|(?:ignore|disregard|forget|bypass|override)\w{0,30}?(?:instruction|rule|polic|guideline"
+    r"|guidance|prompt|above|previous|prior|earlier|before|told)"
 )
 _BREAKS = re.compile("[\u2028\u2029\u0085\u000b\u000c\r]")
 #: Single characters, each followed by one separator: `i g n o r e`, `[.I.N.S.T.]`, `s-y-s`.
@@ -157,13 +165,49 @@ def forms(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def carries_directive(text: str) -> bool:
-    """True when a text tries to instruct the agent rather than describe what happened."""
+def carries_directive(text: str, *, depth: int = 2) -> bool:
+    """True when a text tries to instruct the agent rather than describe what happened: read
+    as written, with separators between letters taken out (`i🔥g🔥n🔥o🔥r🔥e`, `ignore_all`),
+    for the shapes of an instruction in any listed language (`directive_shapes`), and, `depth`
+    levels down, inside what a model would decode from it (`decodings`)."""
     found = forms(text)
     if any(_DIRECTIVE.search(form) for form in found):
         return True
     squashed = ["".join(ch for ch in form if ch.isalpha()) for form in found[2:]]
-    return any(_SQUASHED.search(s) for s in squashed) and _has_spacing(text)
+    if any(_SQUASHED.search(s) for s in squashed) and _has_spacing(text):
+        return True
+    unseparated = _unseparated(found[0])
+    if any(directive_shape(form) for form in (*found, *unseparated)):
+        return True
+    if any(_DIRECTIVE.search(form) for form in unseparated[1:]):
+        return True
+    if (_SEPARATED.search(found[0]) or _hidden_inside_words(text)) and _SQUASHED.search(
+        "".join(ch for ch in unseparated[0] if ch.isalpha())
+    ):
+        return True
+    return depth > 0 and any(carries_directive(d, depth=depth - 1) for d in decoded(text))
+
+
+#: Letters with symbols between them (`i🔥g🔥n`, `i.g.n`, `i_g_n`): a separator disguise.
+_SEPARATED = re.compile(r"(?:[^\W\d_](?:[^\w\s]|_){1,3}){3,}[^\W\d_]")
+_SYMBOLS = re.compile(r"(?:[^\w\s]|_)+")
+_INNER_SYMBOLS = re.compile(r"(?<=[^\W_])(?:[^\w\s]|_)+(?=[^\W_])")
+
+
+_INVISIBLE = re.compile(r"[^\W\d_][\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]+(?=[^\W\d_])")
+
+
+def _hidden_inside_words(text: str) -> bool:
+    """Invisible characters between letters, three times or more: a disguise, so the letters
+    are read run together."""
+    return len(_INVISIBLE.findall(text)) >= 3
+
+
+def _unseparated(form: str) -> tuple[str, ...]:
+    """`form` with symbols inside words removed, and with every symbol run read as a space
+    (then letters spaced apart joined back)."""
+    spaced = _collapse(_SYMBOLS.sub(" ", form))
+    return (_INNER_SYMBOLS.sub("", form), spaced, _collapse(_despaced(spaced)))
 
 
 def _has_spacing(text: str) -> bool:
