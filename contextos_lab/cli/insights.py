@@ -14,12 +14,12 @@ from pathlib import Path
 from contextos_lab.cli.conventions import add_command, iso_datetime
 from contextos_lab.cli.store import open_store
 from contextos_lab.errors import UserError, one_line
+from contextos_lab.insights.corpus import default_workers, load_corpus
 from contextos_lab.insights.out_of_core import (
     DUCKDB_THRESHOLD_BYTES,
     choose_engine,
     synthesize_parquet,
 )
-from contextos_lab.insights.corpus import default_workers, load_corpus
 from contextos_lab.insights.pipeline import analyse, write_report
 from contextos_lab.insights.split import SplitSpec
 from contextos_lab.insights.stored import loaded_from_store, store_report

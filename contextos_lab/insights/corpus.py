@@ -71,9 +71,7 @@ def summarise(
     """A loader's result without its traces: the failed search-split runs are attributed."""
     wanted = {r.trace_id for r in result.records if failed(r) and split.of(r.trace_id) == SEARCH}
     attributed = {
-        t.trace_id: trace_attribution(t, attributor)
-        for t in result.traces
-        if t.trace_id in wanted
+        t.trace_id: trace_attribution(t, attributor) for t in result.traces if t.trace_id in wanted
     }
     return Summary(
         kind,
