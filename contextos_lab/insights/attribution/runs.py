@@ -47,10 +47,11 @@ COLUMNS = (
 )
 
 
-def act_of(run: RunTrace, a: Attribution) -> str:
-    """What the decisive step does, in words a reviewer reads in a cluster title."""
+def act_of(run: RunTrace, a: Attribution, signals: RunSignals | None = None) -> str:
+    """What the decisive step does, in words a reviewer reads in a cluster title
+    (`signals`: the run's `run_signals`, when the caller has them)."""
     turn = run.turns[a.position]
-    row = step_features(run)[a.position]
+    row = step_features(run, signals)[a.position]
     if turn.tool:
         return f"calls {turn.tool}"
     if row["first_turn"] and row["issues_action"]:
@@ -119,7 +120,7 @@ def trace_attribution(trace: Trace, attributor: Attributor) -> dict[str, Any] | 
         "signal": a.signal,
         "signals": [name for name, _ in a.signals],
         "excerpt": a.excerpt,
-        "act": act_of(run, a),
+        "act": act_of(run, a, s),
         "error": family,
         "error_type": kind,
         "loop": bool(s.loop_steps),
