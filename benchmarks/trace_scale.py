@@ -16,6 +16,7 @@ the CPU is shared, so throughput is a lower bound when others run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -94,10 +95,8 @@ def _tree_rss(proc: psutil.Process) -> int:
         return 0
     total = 0
     for p in procs:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             total += p.memory_info().rss
-        except psutil.NoSuchProcess:
-            pass
     return total
 
 
