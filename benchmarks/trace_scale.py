@@ -88,16 +88,19 @@ def generate(n: int, out: Path, external: Path) -> float:
     return sum(p.stat().st_size for p in out.rglob("*.json")) / 1e9
 
 
-def _tree_rss(proc: psutil.Process) -> int:
+def _tree_memory(proc: psutil.Process) -> tuple[int, int]:
+    """(RSS summed over the tree, PSS summed: forked workers' shared pages counted once)."""
     try:
         procs = [proc, *proc.children(recursive=True)]
     except psutil.NoSuchProcess:
-        return 0
-    total = 0
+        return 0, 0
+    rss = pss = 0
     for p in procs:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            total += p.memory_info().rss
-    return total
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            info = p.memory_full_info()
+            rss += info.rss
+            pss += getattr(info, "pss", info.rss)
+    return rss, pss
 
 
 def run_cluster(corpus: Path, out: Path, workers: int) -> dict[str, Any]:
@@ -105,16 +108,18 @@ def run_cluster(corpus: Path, out: Path, workers: int) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "contextos_lab.cli", "cluster", str(corpus), "--out", str(out)]
     cmd += ["--workers", str(workers)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, cpu_before = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
     start = time.perf_counter()
     child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    peak = [0]
+    peak = [0, 0]
     done = threading.Event()
 
     def sample() -> None:
         proc = psutil.Process(child.pid)
         while not done.wait(0.2):
-            peak[0] = max(peak[0], _tree_rss(proc))
+            rss, pss = _tree_memory(proc)
+            peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -124,11 +129,14 @@ def run_cluster(corpus: Path, out: Path, workers: int) -> dict[str, Any]:
     sampler.join()
     if child.returncode != 0:
         raise SystemExit(f"cluster failed ({child.returncode}): {stderr.decode()[-2000:]}")
-    maxrss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    maxrss_kb = usage.ru_maxrss
     return {
         "wall_s": round(wall, 1),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime - cpu_before, 1),
         "largest_process_rss_gb": round(maxrss_kb / 1e6, 3) if maxrss_kb > before else None,
         "tree_rss_gb": round(peak[0] / 1e9, 3),
+        "tree_pss_gb": round(peak[1] / 1e9, 3),
         "summary": stdout.decode().splitlines()[0],
     }
 
@@ -139,6 +147,15 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--tmp", default=None, help="folder for the generated corpus")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--results", default=str(RESULTS), help="JSON to write (default: benchmarks/results)"
+    )
+    parser.add_argument(
+        "--merge",
+        nargs="*",
+        default=[],
+        help="earlier result files whose runs of other sizes join this one's (same code)",
+    )
     args = parser.parse_args()
     if not EXTERNAL.is_dir():
         raise SystemExit(f"shared sets not found at {EXTERNAL} (set CONTEXTOS_EXTERNAL)")
@@ -161,17 +178,24 @@ def main() -> None:
             **got,
             "traces_per_second": round(n / got["wall_s"], 1),
             "kb_per_trace_tree": round(got["tree_rss_gb"] * 1e6 / n, 1),
+            "cpu_ms_per_trace": round(1000 * got["cpu_s"] / n, 2),
             "loadavg_1_5_15_before": [round(x, 2) for x in load_before],
             "loadavg_1_5_15_after": [round(x, 2) for x in load_after],
         }
         rows.append(row)
         print(
             f"{n:>7} traces ({size_gb:.2f} GB): {got['wall_s']:>7.1f} s, "
-            f"{row['traces_per_second']:>6.1f} traces/s, peak RSS tree "
-            f"{got['tree_rss_gb']:.3f} GB (largest process {got['largest_process_rss_gb']} GB), "
+            f"{row['traces_per_second']:>6.1f} traces/s, {row['cpu_ms_per_trace']} CPU ms/trace, "
+            f"peak RSS tree {got['tree_rss_gb']:.3f} GB (PSS {got['tree_pss_gb']:.3f}; largest "
+            f"process {got['largest_process_rss_gb']} GB), "
             f"load {load_before[0]:.1f}->{load_after[0]:.1f}",
             flush=True,
         )
+    for other in args.merge:
+        sizes = {r["traces"] for r in rows}
+        earlier = json.loads(Path(other).read_text(encoding="utf-8"))["runs"]
+        rows += [r for r in earlier if r["traces"] not in sizes]
+    rows.sort(key=lambda r: r["traces"])
     largest = max(rows, key=lambda r: r["traces"])
     goals = {
         "traces_per_second_2_cores": {
@@ -194,15 +218,18 @@ def main() -> None:
         "workers": args.workers,
         "cpus": os.cpu_count(),
         "runs": rows,
-        "note": "throughput from the largest size; peak RSS is the process tree's (parent + "
-        "workers) sampled every 0.2 s; the CPU is shared with other jobs (see loadavg)",
+        "note": "throughput from the largest size, wall clock on a CPU shared with other jobs "
+        "(see loadavg; cpu_ms_per_trace is the tree's user+sys time, load-independent); peak "
+        "RSS is summed over the process tree (parent + workers, sampled every 0.2 s; PSS "
+        "beside it counts the forked workers' shared pages once)",
     }
     for name, g in goals.items():
         print(f"{name}: goal {g['goal']}, measured {g['measured']}, met {g['met']}")
     if not args.no_write:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {RESULTS}")
+        path = Path(args.results)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":
