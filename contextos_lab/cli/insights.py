@@ -14,12 +14,14 @@ from pathlib import Path
 from contextos_lab.cli.conventions import add_command, iso_datetime
 from contextos_lab.cli.store import open_store
 from contextos_lab.errors import UserError, one_line
+from contextos_lab.insights.corpus import default_workers, load_corpus
 from contextos_lab.insights.out_of_core import (
     DUCKDB_THRESHOLD_BYTES,
     choose_engine,
     synthesize_parquet,
 )
-from contextos_lab.insights.pipeline import analyse, load_sources, write_report
+from contextos_lab.insights.pipeline import analyse, write_report
+from contextos_lab.insights.split import SplitSpec
 from contextos_lab.insights.stored import loaded_from_store, store_report
 from contextos_lab.loaders.quarantine import QuarantinedRow, write_quarantine
 from contextos_lab.schemas.insight import MIN_CLUSTER_SIZE
@@ -31,6 +33,8 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError("name SOURCE files/folders, or --store URL to cluster what was ingested")
     if args.out is None and not args.store:
         raise UserError("--out DIR is required unless --store URL is given")
+    if args.workers < 1:
+        raise UserError(f"--workers must be at least 1, got {args.workers}")
     missing = [s for s in args.sources if not s.startswith("synthetic") and not Path(s).exists()]
     if missing:
         raise UserError(f"no such file or folder: {', '.join(missing)}")
@@ -40,7 +44,9 @@ def _run(args: argparse.Namespace) -> int:
         return _run_duckdb(args)
     out = Path(args.out) if args.out else None
     try:
-        loaded = load_sources(args.sources)
+        # streamed: each file summarised (failed runs attributed) and its traces dropped
+        split = SplitSpec(args.heldout_fraction)
+        loaded = load_corpus(args.sources, split, workers=args.workers)
         store = None
         if args.store:
             store = open_store(args.store)
@@ -189,4 +195,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--duckdb-threshold-mb", type=float, default=DUCKDB_THRESHOLD_BYTES / 1024**2)
     p.add_argument("--text-backend", choices=["tfidf", "embeddings", "none"], default="tfidf")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=default_workers(),
+        help="processes reading trace files (default: every core; 1: in this process)",
+    )
     p.set_defaults(func=_run)

@@ -16,7 +16,10 @@ import pandas as pd
 
 from contextos_lab.insights.attribution.by_source import attribute_by_source
 from contextos_lab.insights.attribution.mechanisms import mechanism_clusters
+from contextos_lab.insights.attribution.protocol import Attributor
+from contextos_lab.insights.attribution.registry import get_attributor
 from contextos_lab.insights.attribution.runs import COLUMNS as ATTRIBUTION_COLUMNS
+from contextos_lab.insights.attribution.runs import failed_rows, trace_attribution
 from contextos_lab.insights.findings import DEFAULT_FAMILY, Candidate, family_of_inputs, hold
 from contextos_lab.insights.notes.research_queue import ResearchCandidate, research_candidates
 from contextos_lab.insights.routing import routing_frame
@@ -52,6 +55,9 @@ class Loaded:
     traces: list[Trace] = field(default_factory=list)
     quarantined: list[QuarantinedRow] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
+    #: Trace id → what its trace says about a failed run (`attribution.runs.trace_attribution`),
+    #: filled where the traces are streamed and dropped (`insights.corpus`) instead of kept.
+    attributed: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
     def quarantined_frame(self) -> pd.DataFrame:
         columns = list(QuarantinedRow.model_fields)
@@ -100,16 +106,7 @@ def load_sources(sources: str | Path | Sequence[str | Path]) -> Loaded:
     loaded = Loaded()
     for source in as_source_list(sources):
         if source.startswith("synthetic"):
-            parts = source.split(":")
-            n = int(parts[1]) if len(parts) > 1 else 600
-            seed = int(parts[2]) if len(parts) > 2 else 7
-            # the example domain's generator lives beside the reference harness, not in the core
-            from contextos_lab.harness.reference.synthetic_feedback import support_desk
-
-            records, feedback = support_desk(n, seed)
-            loaded.records += records
-            loaded.feedback += feedback
-            loaded.sources.append({"source": source, "kind": "synthetic", "records": n})
+            load_synthetic(source, loaded)
             continue
         for kind, files in group_by_kind([Path(source)]).items():
             result = LOADERS[kind](files)
@@ -127,6 +124,20 @@ def load_sources(sources: str | Path | Sequence[str | Path]) -> Loaded:
                 }
             )
     return loaded
+
+
+def load_synthetic(source: str, loaded: Loaded) -> None:
+    """`synthetic[:N[:SEED]]`: the bundled generator's records and feedback, added to `loaded`."""
+    parts = source.split(":")
+    n = int(parts[1]) if len(parts) > 1 else 600
+    seed = int(parts[2]) if len(parts) > 2 else 7
+    # the example domain's generator lives beside the reference harness, not in the core
+    from contextos_lab.harness.reference.synthetic_feedback import support_desk
+
+    records, feedback = support_desk(n, seed)
+    loaded.records += records
+    loaded.feedback += feedback
+    loaded.sources.append({"source": source, "kind": "synthetic", "records": n})
 
 
 _UNMATCHED_COLUMNS = ("feedback_id", "trace_id", "decision_record_id", "split")
@@ -256,6 +267,7 @@ def analyse(
     heldout_fraction: float = 0.3,
     text_backend: str | None = "tfidf",
     max_external_calls: int = 0,
+    attributor: Attributor | None = None,
 ) -> ClusterReport:
     """Cluster on the search split only; the held-out split is left for the gate.
 
@@ -308,7 +320,7 @@ def analyse(
     )
     search_runs = runs[runs["split"] == SEARCH]
     attributions, mechanisms, mechanism_candidates = attribute_by_source(
-        loaded.traces, search_runs, m, split
+        _attributed(loaded, search_runs, attributor), search_runs, m, split
     )
     candidates += mechanism_candidates
     insights = hold(candidates)
@@ -341,6 +353,20 @@ def analyse(
         attributions=attributions,
         mechanisms=mechanisms,
     )
+
+
+def _attributed(
+    loaded: Loaded, search_runs: pd.DataFrame, attributor: Attributor | None
+) -> dict[str, dict[str, Any] | None]:
+    """Trace id → trace attribution for the failed search runs: what streaming already
+    computed (`loaded.attributed`), else read from the loaded traces (the last one of an id)."""
+    found = dict(loaded.attributed)
+    if loaded.traces:
+        model = attributor or get_attributor()
+        by_trace = {t.trace_id: t for t in loaded.traces}
+        wanted = set(failed_rows(search_runs)["trace_id"]) & set(by_trace)
+        found.update({t: trace_attribution(by_trace[t], model) for t in sorted(wanted)})
+    return found
 
 
 def _annotation_labels(runs: pd.DataFrame, feedback: Sequence[FeedbackEntry]) -> dict[str, str]:

@@ -7,37 +7,41 @@ on its own keeps one source's figures unchanged when another source's files sit 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 
 from contextos_lab.insights.attribution.insights import mechanism_insights
 from contextos_lab.insights.attribution.mechanisms import label_runs, mechanism_clusters
-from contextos_lab.insights.attribution.runs import COLUMNS, attribute_runs
+from contextos_lab.insights.attribution.runs import COLUMNS, attribution_frame
 from contextos_lab.insights.findings import Candidate, families
 from contextos_lab.insights.split import SplitSpec
-from contextos_lab.loaders.otlp import Trace
 
 
 def attribute_by_source(
-    traces: Iterable[Trace], search_runs: pd.DataFrame, min_size: int, split: SplitSpec
+    found: Mapping[str, Mapping[str, Any] | None],
+    search_runs: pd.DataFrame,
+    min_size: int,
+    split: SplitSpec,
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[Candidate]]:
-    """(attributions with their cluster id, mechanism clusters, one candidate per cluster).
+    """(attributions with their cluster id, mechanism clusters, one candidate per cluster),
+    from each failed run's trace attribution (`found`: trace id → `runs.trace_attribution`),
+    so the traces themselves need not be held.
 
     Cluster ids are `m1, m2, …` for one source and `<source>:m1, …` when several share the run.
     """
-    traces = list(traces)
     parts = list(families(search_runs))
     attributions: list[pd.DataFrame] = []
     clusters: list[pd.DataFrame] = []
     candidates: list[Candidate] = []
     for family, runs in parts:
-        found = attribute_runs(traces, runs)
-        mechanisms = mechanism_clusters(found, min_size)
+        found_here = attribution_frame(found, runs)
+        mechanisms = mechanism_clusters(found_here, min_size)
         if len(parts) > 1:
             mechanisms["cluster"] = [f"{family}:{c}" for c in mechanisms["cluster"]]
-        found["cluster"] = label_runs(found, mechanisms)
-        attributions.append(found)
+        found_here["cluster"] = label_runs(found_here, mechanisms)
+        attributions.append(found_here)
         clusters.append(mechanisms)
         for insight, members in mechanism_insights(mechanisms, runs, min_size, split):
             support = {**insight.support, "family": family}

@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from contextos_lab.insights.attribution import signals as sig
+from contextos_lab.insights.attribution.memo import last_run, rows_copy
 from contextos_lab.insights.attribution.provenance import (
     contradicted_soon_after,
     final_answer_share,
@@ -135,6 +136,7 @@ def _action(turn_text: str, tool: str | None) -> str:
     return f"{tool}:{turn_text}" if tool else turn_text.strip()
 
 
+@last_run()
 def run_signals(run: RunTrace) -> RunSignals:
     role = roles(run)
     out = RunSignals(role)
@@ -170,6 +172,7 @@ def _last_before(candidates: list[int], event: int | None) -> int | None:
     return before[-1] if before else None
 
 
+@last_run(rows_copy)
 def step_features(run: RunTrace, signals: RunSignals | None = None) -> list[dict[str, float]]:
     """One feature row per turn (see STEP_FEATURES); tool turns get a row too, the
     attributor decides which turns are candidates."""

@@ -47,10 +47,11 @@ COLUMNS = (
 )
 
 
-def act_of(run: RunTrace, a: Attribution) -> str:
-    """What the decisive step does, in words a reviewer reads in a cluster title."""
+def act_of(run: RunTrace, a: Attribution, signals: RunSignals | None = None) -> str:
+    """What the decisive step does, in words a reviewer reads in a cluster title
+    (`signals`: the run's `run_signals`, when the caller has them)."""
     turn = run.turns[a.position]
-    row = step_features(run)[a.position]
+    row = step_features(run, signals)[a.position]
     if turn.tool:
         return f"calls {turn.tool}"
     if row["first_turn"] and row["issues_action"]:
@@ -99,49 +100,60 @@ def diff_shape(inputs: Mapping[str, Any]) -> str | None:
     return " and ".join(parts) or None
 
 
-def attribute_runs(
-    traces: Iterable[Trace],
-    records: pd.DataFrame,
-    attributor: Attributor | None = None,
+def trace_attribution(trace: Trace, attributor: Attributor) -> dict[str, Any] | None:
+    """The columns of a failed run's row that come from its trace (None: nothing to blame).
+
+    Computed where the trace is read, so a corpus streams through: only this row travels on,
+    never the trace (`insights.corpus`)."""
+    run = run_trace(trace)
+    a = attributor.attribute(run)
+    if a is None:
+        return None
+    s = run_signals(run)
+    family, kind = _error(s, a.position)
+    return {
+        "agent": a.agent,
+        "agent_key": agent_key(a.agent),
+        "role": a.role,
+        "step": a.step,
+        "n_steps": (run.turns[-1].index + 1) if run.turns else 0,
+        "signal": a.signal,
+        "signals": [name for name, _ in a.signals],
+        "excerpt": a.excerpt,
+        "act": act_of(run, a, s),
+        "error": family,
+        "error_type": kind,
+        "loop": bool(s.loop_steps),
+        "stall": bool(s.stall_steps),
+        "limit": s.limit,
+        "ending": s.ending,
+        "error_steps": a.evidence.get("error_steps", []),
+        "loop_steps": a.evidence.get("loop_steps", []),
+        "stall_steps": a.evidence.get("stall_steps", []),
+    }
+
+
+def failed_rows(records: pd.DataFrame) -> pd.DataFrame:
+    """The failed records of a runs frame (every record when it has no `failed` column)."""
+    return records[records["failed"].astype(bool)] if "failed" in records else records
+
+
+def attribution_frame(
+    found: Mapping[str, Mapping[str, Any] | None], records: pd.DataFrame
 ) -> pd.DataFrame:
-    """One row per failed record of `records` (a runs frame) whose trace is loaded."""
-    model = attributor or get_attributor()
-    by_trace = {t.trace_id: t for t in traces}
+    """One row per failed record of `records` whose trace has an entry in `found` (trace id →
+    `trace_attribution`), the record's own columns (ids, diff, annotations) beside it."""
     rows = []
-    failed = records[records["failed"].astype(bool)] if "failed" in records else records
-    for rec in failed.itertuples(index=False):
-        trace = by_trace.get(rec.trace_id)
-        if trace is None:
+    for rec in failed_rows(records).itertuples(index=False):
+        got = found.get(rec.trace_id)
+        if got is None:
             continue
-        run = run_trace(trace)
-        a = model.attribute(run)
-        if a is None:
-            continue
-        s = run_signals(run)
-        family, kind = _error(s, a.position)
         inputs = rec.inputs if isinstance(rec.inputs, Mapping) else {}
         rows.append(
             {
+                **got,
                 "record_id": rec.record_id,
                 "trace_id": rec.trace_id,
-                "agent": a.agent,
-                "agent_key": agent_key(a.agent),
-                "role": a.role,
-                "step": a.step,
-                "n_steps": (run.turns[-1].index + 1) if run.turns else 0,
-                "signal": a.signal,
-                "signals": [name for name, _ in a.signals],
-                "excerpt": a.excerpt,
-                "act": act_of(run, a),
-                "error": family,
-                "error_type": kind,
-                "loop": bool(s.loop_steps),
-                "stall": bool(s.stall_steps),
-                "limit": s.limit,
-                "ending": s.ending,
-                "error_steps": a.evidence.get("error_steps", []),
-                "loop_steps": a.evidence.get("loop_steps", []),
-                "stall_steps": a.evidence.get("stall_steps", []),
                 "diff": diff_shape(inputs),
                 "annotated_agent": inputs.get("mistake_agent"),
                 "annotated_step": inputs.get("mistake_step"),
@@ -151,4 +163,24 @@ def attribute_runs(
     return frame.astype(object).where(frame.notna(), None)  # JSON has no NaN
 
 
-__all__ = ["COLUMNS", "act_of", "attribute_runs", "diff_shape"]
+def attribute_runs(
+    traces: Iterable[Trace],
+    records: pd.DataFrame,
+    attributor: Attributor | None = None,
+) -> pd.DataFrame:
+    """One row per failed record of `records` (a runs frame) whose trace is loaded."""
+    model = attributor or get_attributor()
+    by_trace = {t.trace_id: t for t in traces}
+    wanted = set(failed_rows(records)["trace_id"]) & set(by_trace)
+    return attribution_frame({t: trace_attribution(by_trace[t], model) for t in wanted}, records)
+
+
+__all__ = [
+    "COLUMNS",
+    "act_of",
+    "attribute_runs",
+    "attribution_frame",
+    "diff_shape",
+    "failed_rows",
+    "trace_attribution",
+]

@@ -92,10 +92,23 @@ def modal_path(frame: pd.DataFrame, task: str) -> tuple[str, ...] | None:
     deviate from, a failed run's path is no baseline, and another task's success is none either
     (a key groups tasks that need different paths)."""
     rows = frame[task_column(frame) == task]
-    paths = Counter(rows[~rows["failed"].astype(bool)]["tool_calls"])
+    return _modal(Counter(rows[~rows["failed"].astype(bool)]["tool_calls"]))
+
+
+def _modal(paths: Counter[tuple[str, ...]]) -> tuple[str, ...] | None:
     if not paths:
         return None
     return min(paths, key=lambda p: (-paths[p], len(p), p))
+
+
+def modal_paths(frame: pd.DataFrame, tasks: pd.Series) -> dict[str, tuple[str, ...] | None]:
+    """`modal_path` of every task at once (`tasks`: `task_column(frame)`); one pass, where
+    asking task by task made a corpus of distinct tasks quadratic."""
+    ok = ~frame["failed"].astype(bool)
+    found: dict[str, Counter[tuple[str, ...]]] = {t: Counter() for t in tasks.unique()}
+    for task, path in zip(tasks[ok], frame.loc[ok, "tool_calls"], strict=True):
+        found[task][path] += 1
+    return {t: _modal(paths) for t, paths in found.items()}
 
 
 def _extra_calls(path: tuple[str, ...], modal: Counter[str], tool: str) -> bool:
@@ -105,9 +118,10 @@ def _extra_calls(path: tuple[str, ...], modal: Counter[str], tool: str) -> bool:
 def _detour_candidates(frame: pd.DataFrame, m: int) -> list[dict[str, Any]]:
     out = []
     tasks = task_column(frame)
+    every = modal_paths(frame, tasks)
     for key in sorted(frame["decision_key"].unique()):
         same = _key_eq(frame, key)
-        paths = {t: modal_path(frame, t) for t in sorted(tasks[same].unique())}
+        paths = {t: every[t] for t in sorted(tasks[same].unique())}
         modal = {t: list(p) for t, p in paths.items() if p is not None}
         if not modal:
             continue

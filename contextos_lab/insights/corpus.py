@@ -1,0 +1,228 @@
+"""A corpus of trace files streamed into compact per-run summaries, over a process pool.
+
+`cluster` never holds a corpus' parsed traces: each file is read by the loader its content calls
+for, its runs become DecisionRecords (and feedback, and quarantined rows), each failed run of
+the search split is attributed from its trace there and then (`trace_attribution`: a small row),
+and the trace is dropped. What is kept per run is what the aggregation reads (records, the
+attribution row); so memory grows with those summaries, not with the traces' text.
+
+Files are read in batches by a `ProcessPoolExecutor` (all cores by default), at most a few
+batches in flight, and their summaries come back in file order: the results are those of the
+in-memory `load_sources` + `analyse`, run for run. A format whose runs may span files (OTLP
+spans grouped by trace id) is still loaded as one group per source, in-process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from contextos_lab.insights.attribution.protocol import Attributor
+from contextos_lab.insights.attribution.registry import get_attributor
+from contextos_lab.insights.attribution.runs import trace_attribution
+from contextos_lab.insights.pipeline import LOADERS, Loaded, as_source_list, load_synthetic
+from contextos_lab.insights.split import SEARCH, SplitSpec
+from contextos_lab.loaders.detect import detect, files_of
+from contextos_lab.loaders.otlp import TraceLoadResult
+from contextos_lab.loaders.quarantine import QuarantinedRow
+from contextos_lab.schemas.decision import DecisionRecord, TerminalStatus
+from contextos_lab.schemas.feedback import FeedbackEntry
+
+#: Formats whose files are independent (one file's runs never continue in another), so each
+#: file is read on its own; any other format is loaded as one group per source.
+PER_FILE = frozenset({"tau-bench", "who-and-when", "inspect", "unknown"})
+#: Files per task sent to a worker (amortises the pickling of a task and its result).
+BATCH = 16
+_FAILED = frozenset({TerminalStatus.failed, TerminalStatus.denied})
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass
+class Summary:
+    """What the analysis keeps of some files of one format: never their traces."""
+
+    kind: str
+    files: int
+    records: list[DecisionRecord] = field(default_factory=list)
+    feedback: list[FeedbackEntry] = field(default_factory=list)
+    quarantined: list[QuarantinedRow] = field(default_factory=list)
+    #: Trace id → `trace_attribution` of a failed search-split run (None: nothing to blame).
+    attributed: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    #: A file of a grouped format, read later with the rest of its group (`files` is 0).
+    deferred: str | None = None
+
+
+def failed(record: DecisionRecord) -> bool:
+    """The runs frame's `failed` (`runs.columns.runs_frame`) for one record."""
+    flagged = isinstance(record.inputs, dict) and record.inputs.get("failed") is True
+    return record.status in _FAILED or flagged
+
+
+def summarise(
+    result: TraceLoadResult, kind: str, files: int, split: SplitSpec, attributor: Attributor
+) -> Summary:
+    """A loader's result without its traces: the failed search-split runs are attributed."""
+    wanted = {r.trace_id for r in result.records if failed(r) and split.of(r.trace_id) == SEARCH}
+    attributed = {
+        t.trace_id: trace_attribution(t, attributor) for t in result.traces if t.trace_id in wanted
+    }
+    return Summary(
+        kind,
+        files,
+        list(result.records),
+        list(result.feedback),
+        list(result.quarantined),
+        attributed,
+    )
+
+
+@dataclass(frozen=True)
+class ReadFiles:
+    """The task a worker runs: detect and summarise each file of a batch (picklable)."""
+
+    split: SplitSpec
+    attributor: Attributor | None = None
+
+    def __call__(self, batch: Sequence[Path]) -> list[Summary]:
+        model = self.attributor or get_attributor()
+        out = []
+        for path in batch:
+            kind = detect(path)
+            if kind not in PER_FILE:  # read with the rest of its group, after the stream
+                out.append(Summary(kind, 0, deferred=str(path)))
+                continue
+            out.append(summarise(LOADERS[kind]([path]), kind, 1, self.split, model))
+        return out
+
+
+def ordered_map(
+    fn: Callable[[T], R], tasks: Iterable[T], pool: Executor | None, in_flight: int
+) -> Iterator[R]:
+    """`map(fn, tasks)` in order, lazily: at most `in_flight` tasks submitted ahead of the one
+    being yielded (`Executor.map` would submit every task at once); no pool: in-process."""
+    if pool is None:
+        yield from map(fn, tasks)
+        return
+    pending: deque[Future[R]] = deque()
+    for task in tasks:
+        pending.append(pool.submit(fn, task))
+        if len(pending) >= in_flight:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
+
+
+def _batches(paths: Iterable[Path], size: int) -> Iterator[list[Path]]:
+    batch: list[Path] = []
+    for path in paths:
+        batch.append(path)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def stream_source(
+    source: Path,
+    read: ReadFiles,
+    pool: Executor | None = None,
+    *,
+    workers: int = 1,
+    batch: int = BATCH,
+) -> Iterator[Summary]:
+    """One summary per file of `source` in file order (files read lazily, a batch at a time),
+    then one per grouped format (its files loaded together, in-process; an empty `deferred`
+    summary marks where each of its files was met, so formats keep their first-seen order)."""
+    grouped: dict[str, list[Path]] = {}
+    batches = _batches(files_of(source), batch)
+    for part in ordered_map(read, batches, pool, 2 * workers):
+        for summary in part:
+            if summary.deferred is not None:
+                grouped.setdefault(summary.kind, []).append(Path(summary.deferred))
+            yield summary
+    model = read.attributor or get_attributor()
+    for kind, paths in grouped.items():
+        yield summarise(LOADERS[kind](paths), kind, len(paths), read.split, model)
+
+
+def load_corpus(
+    sources: str | Path | Sequence[str | Path],
+    split: SplitSpec,
+    *,
+    attributor: Attributor | None = None,
+    workers: int | None = None,
+    batch: int = BATCH,
+) -> Loaded:
+    """`load_sources` without the traces: records, feedback and quarantined rows in the same
+    order, each source's formats in the order first seen, and `attributed` filled instead."""
+    n = workers or default_workers()
+    read = ReadFiles(split, attributor)
+    loaded = Loaded()
+    pool = ProcessPoolExecutor(n) if n > 1 else None
+    try:
+        for source in as_source_list(sources):
+            if source.startswith("synthetic"):
+                load_synthetic(source, loaded)
+                continue
+            by_kind: dict[str, list[Summary]] = {}
+            for summary in stream_source(Path(source), read, pool, workers=n, batch=batch):
+                by_kind.setdefault(summary.kind, []).append(summary)
+            for kind, parts in by_kind.items():
+                add(loaded, source, kind, parts)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return loaded
+
+
+def add(loaded: Loaded, source: str, kind: str, parts: Iterable[Summary]) -> None:
+    """Append one source's summaries of one format to `loaded`, as `load_sources` would."""
+    files = records = quarantined = 0
+    for part in parts:
+        loaded.records += part.records
+        loaded.feedback += part.feedback
+        loaded.quarantined += part.quarantined
+        loaded.attributed.update(part.attributed)
+        files += part.files
+        records += len(part.records)
+        quarantined += len(part.quarantined)
+    loaded.sources.append(
+        {
+            "source": source,
+            "kind": kind,
+            "files": files,
+            "records": records,
+            "quarantined": quarantined,
+        }
+    )
+
+
+__all__ = [
+    "BATCH",
+    "PER_FILE",
+    "ReadFiles",
+    "Summary",
+    "add",
+    "default_workers",
+    "failed",
+    "load_corpus",
+    "ordered_map",
+    "stream_source",
+    "summarise",
+]
