@@ -173,21 +173,35 @@ def _first_value(path: Path) -> Any:
         return (
             {"eval": {}, "version": 2} if names & {"header.json", "_journal/start.json"} else None
         )
-    if path.suffix == ".parquet":
+    if is_parquet(path):
         import pyarrow.parquet as pq
 
         return {name: None for name in pq.read_schema(path).names}
     text = read_text(path)
-    if path.suffix == ".csv":
-        header = next(csv.reader(io.StringIO(text)), [])
-        return {name: None for name in header}
     try:
         return json.loads(text)
     except ValueError:
         values = [v for _, v in islice(json_values(text), SCAN_ROWS)]
-        if not values or all(isinstance(v, Exception) for v in values):
-            raise ValueError("no JSON value") from None
-        return [v for v in values if not isinstance(v, Exception)]
+        if values and not all(isinstance(v, Exception) for v in values):
+            return [v for v in values if not isinstance(v, Exception)]
+    header = csv_header(text)
+    if header is None:
+        raise ValueError("neither JSON, Parquet nor CSV")
+    return {name: None for name in header}
+
+
+def is_parquet(path: Path) -> bool:
+    """Parquet by its magic bytes (`PAR1`), whatever the file is called."""
+    with path.open("rb") as handle:
+        return handle.read(4) == b"PAR1"
+
+
+def csv_header(text: str) -> list[str] | None:
+    """The header of comma-separated text (two or more named columns), else None."""
+    if text.lstrip()[:1] in ("[", "{"):
+        return None
+    header = next(csv.reader(io.StringIO(text)), [])
+    return header if len(header) >= 2 and all(h.strip() for h in header) else None
 
 
 def detect(path: Path) -> str:
@@ -220,9 +234,11 @@ __all__ = [
     "SCAN_ROWS",
     "SPAN_EXPORTS",
     "SUFFIXES",
+    "csv_header",
     "detect",
     "files_of",
     "group_by_kind",
+    "is_parquet",
     "json_values",
     "kind_of_row",
     "kind_of_rows",

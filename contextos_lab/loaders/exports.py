@@ -11,6 +11,7 @@ Spans are grouped into runs by `span_runs`; a run's spans may come from several 
 from __future__ import annotations
 
 import ast
+import io
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 from contextos_lab.loaders import langfuse, langsmith, mlflow_traces
 from contextos_lab.loaders.conventions import flatten, normalise
-from contextos_lab.loaders.detect import json_values, kind_of_row
+from contextos_lab.loaders.detect import csv_header, is_parquet, json_values, kind_of_row
 from contextos_lab.loaders.guard import RECORD_ERRORS, guarded, loads, read_text
 from contextos_lab.loaders.otel_spans import read_span
 from contextos_lab.loaders.otlp import Span, TraceLoadResult, _span, _spans_of, new_result
@@ -64,20 +65,29 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _is_csv(text: str) -> bool:
+    """Text that is no JSON value at all but has a CSV header (Phoenix's `to_csv`)."""
+    if csv_header(text) is None:
+        return False
+    first = next(json_values(text), (0, ValueError()))[1]
+    return isinstance(first, Exception)
+
+
 def rows_of(path: Path) -> Iterator[tuple[int | None, Any]]:
     """(row number, value or the ValueError it raised) for every row of a file."""
-    if path.suffix in (".parquet", ".csv"):
+    parquet = is_parquet(path)
+    text = "" if parquet else read_text(path)
+    if parquet or _is_csv(text):
         import pandas as pd
 
         frame = (
             pd.read_parquet(path)
-            if path.suffix == ".parquet"
-            else pd.read_csv(path, dtype=str, keep_default_na=False)
+            if parquet
+            else pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
         )
         for number, row in enumerate(frame.to_dict("records"), start=1):
             yield number, {str(k): _plain(v) for k, v in row.items() if v not in ("", None)}
         return
-    text = read_text(path)
     try:
         value = loads(text)
     except ValueError:

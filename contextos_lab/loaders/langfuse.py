@@ -1,7 +1,7 @@
 """Langfuse traces and observations (the public API's JSON, one trace or a list) → `Span`s.
 
 A trace (`GET /api/public/traces/{id}`) has `id`, `timestamp`, `name`, `input`, `output`,
-`sessionId`, `userId`, `metadata`, `tags` and its `observations`; an observation has `id`,
+`sessionId`, `userId`, `metadata`, `tags`, `latency` (seconds) and its `observations`; an observation has `id`,
 `traceId`, `type` (GENERATION, SPAN, EVENT, and in newer versions AGENT, TOOL, CHAIN,
 RETRIEVER, ...), `name`, `startTime`/`endTime`, `parentObservationId`, `input`, `output`,
 `level` (DEBUG, DEFAULT, WARNING, ERROR), `statusMessage`, `usage`/`usageDetails` and
@@ -13,6 +13,7 @@ hang under it; observations exported on their own form their run by `traceId`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from contextos_lab.loaders.conventions import ORCHESTRATION, flatten, normalise
@@ -108,12 +109,17 @@ def spans_of(row: Mapping[str, Any]) -> list[Span]:
     root = f"trace:{tid}"
     attrs = flatten({k: v for k, v in row.items() if k not in _OWN})
     name = str(row.get("name") or "trace")
+    start = when(row.get("timestamp"), "timestamp")
+    latency = row.get("latency")  # seconds, as the API reports a trace's latency
+    if isinstance(latency, bool) or not isinstance(latency, (int, float)) or latency < 0:
+        latency = None
     spans = [
         Span(
             trace_id=tid,
             span_id=root,
             name=name,
-            start=when(row.get("timestamp"), "timestamp"),
+            start=start,
+            end=start + timedelta(seconds=latency) if latency is not None else None,
             attributes=normalise(
                 attrs,
                 name=name,

@@ -202,6 +202,7 @@ def langfuse() -> list[dict]:
                 "output": root["out"],
                 "sessionId": f"session-{run // 2}",
                 "userId": "u-17",
+                "latency": 4.0,
                 "tags": ["prod"],
                 "metadata": {},
                 "observations": observations,
@@ -301,6 +302,171 @@ def mlflow() -> list[dict]:
     return traces
 
 
+def _any(value: object) -> dict:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    return {"stringValue": str(value)}
+
+
+def otlp_openinference() -> dict:
+    """OTLP/JSON (the collector's file exporter) carrying OpenInference attributes; the last
+    run's retriever span names a parent that is not in the file (an orphan)."""
+    spans = []
+    for span in otel_sdk():
+        ns = lambda text: str(int(datetime.fromisoformat(text).timestamp() * 1e9))  # noqa: E731
+        parent = (span["parent_id"] or "")[2:]
+        if span["name"] == "search_docs" and span["context"]["trace_id"].endswith("4"):
+            parent = "ffffffffffffffff"
+        spans.append(
+            {
+                "traceId": span["context"]["trace_id"][2:],
+                "spanId": span["context"]["span_id"][2:],
+                "parentSpanId": parent,
+                "name": span["name"],
+                "kind": 1,
+                "startTimeUnixNano": ns(span["start_time"]),
+                "endTimeUnixNano": ns(span["end_time"]),
+                "attributes": [{"key": k, "value": _any(v)} for k, v in span["attributes"].items()],
+                "status": {"code": 2, "message": span["status"]["description"]}
+                if span["status"]["status_code"] == "ERROR"
+                else {"code": 1},
+            }
+        )
+    return {
+        "resourceSpans": [
+            {
+                "resource": {
+                    "attributes": [
+                        {"key": "service.name", "value": {"stringValue": "support-agent"}}
+                    ]
+                },
+                "scopeSpans": [
+                    {"scope": {"name": "openinference.instrumentation.langchain"}, "spans": spans}
+                ],
+            }
+        ]
+    }
+
+
+def phoenix_nested() -> list[dict]:
+    """Phoenix's REST span JSON with the OpenInference attributes nested, not dotted."""
+    out = []
+    for span in otel_sdk():
+        attrs = span["attributes"]
+        nested: dict = {
+            "openinference": {"span": {"kind": attrs["openinference.span.kind"]}},
+            "input": {"value": attrs["input.value"]},
+        }
+        if "output.value" in attrs:
+            nested["output"] = {"value": attrs["output.value"]}
+        if "llm.token_count.prompt" in attrs:
+            nested["llm"] = {
+                "token_count": {
+                    "prompt": attrs["llm.token_count.prompt"],
+                    "completion": attrs["llm.token_count.completion"],
+                },
+                "input_messages": [{"message": {"role": "user", "content": attrs["input.value"]}}],
+            }
+        out.append(
+            {
+                "id": f"U3BhbjoxMj{len(out)}",
+                "name": span["name"],
+                "context": {
+                    "trace_id": span["context"]["trace_id"][2:],
+                    "span_id": span["context"]["span_id"][2:],
+                },
+                "span_kind": attrs["openinference.span.kind"],
+                "parent_id": (span["parent_id"] or "")[2:] or None,
+                "start_time": span["start_time"],
+                "end_time": span["end_time"],
+                "status_code": span["status"]["status_code"],
+                "status_message": span["status"].get("description", ""),
+                "attributes": nested,
+                "events": [],
+            }
+        )
+    return out
+
+
+def who_and_when_partial() -> list[dict]:
+    """Six Who&When-shaped runs annotated with agent and reason but no `mistake_step`."""
+    runs = []
+    for i in range(6):
+        runs.append(
+            {
+                "question_ID": f"partial-{i}",
+                "level": 1,
+                "question": QUESTION,
+                "ground_truth": "30 days",
+                "is_correct": False,
+                "history": [
+                    {"role": "Orchestrator", "content": f"Plan: find the refund window ({i})."},
+                    {"role": "WebSurfer", "content": "I searched the help centre; 14 days."},
+                    {"role": "Orchestrator", "content": "FINAL ANSWER: 14 days"},
+                ],
+                "mistake_agent": "WebSurfer",
+                "mistake_reason": "Read the monthly plan's window instead of the annual one.",
+            }
+        )
+    return runs
+
+
+def mixed() -> list[object]:
+    """One file, several shapes: a LangSmith run, an OTel SDK span run, a Langfuse
+    observation, and a row that is none of them."""
+    return [
+        *langsmith()[:3],
+        *otel_sdk()[3:6],
+        langfuse()[1]["observations"][0],
+        {"note": "exported by hand", "rows": 3},
+    ]
+
+
+def inspect_log() -> dict:
+    """An Inspect AI eval log as JSON (`inspect log convert --to json`): one right and one
+    wrong sample."""
+    samples = [
+        {
+            "id": i,
+            "epoch": 1,
+            "input": "What is 2+2?",
+            "target": "4",
+            "messages": [
+                {"role": "user", "content": "What is 2+2?"},
+                {"role": "assistant", "content": answer},
+            ],
+            "output": {"model": "mockllm/model", "choices": []},
+            "scores": {"match": {"value": "C" if answer == "4" else "I", "answer": answer}},
+        }
+        for i, answer in enumerate(("4", "5"), start=1)
+    ]
+    return {
+        "version": 2,
+        "status": "success",
+        "eval": {
+            "run_id": "run-1",
+            "created": "2026-03-02T09:00:00+00:00",
+            "task": "arith",
+            "task_id": "t1",
+            "task_version": 0,
+            "dataset": {"samples": 2},
+            "model": "mockllm/model",
+            "config": {},
+        },
+        "plan": {"name": "plan", "steps": []},
+        "results": {"total_samples": 2, "completed_samples": 2, "scores": []},
+        "stats": {
+            "started_at": "2026-03-02T09:00:00+00:00",
+            "completed_at": "2026-03-02T09:00:05+00:00",
+        },
+        "samples": samples,
+    }
+
+
 def main() -> None:
     spans = otel_sdk()
     (HERE / "otel_sdk_spans.json").write_text(json.dumps(spans, indent=2) + "\n")
@@ -315,6 +481,13 @@ def main() -> None:
     (HERE / "langfuse_traces.json").write_text(json.dumps(langfuse(), indent=2) + "\n")
     (HERE / "langsmith_runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in langsmith()))
     (HERE / "mlflow_traces.json").write_text(json.dumps(mlflow(), indent=2) + "\n")
+    (HERE / "otlp_openinference.json").write_text(json.dumps(otlp_openinference()) + "\n")
+    (HERE / "phoenix_spans_nested.json").write_text(json.dumps(phoenix_nested(), indent=2))
+    (HERE / "who_and_when_partial.json").write_text(
+        json.dumps(who_and_when_partial(), indent=2) + "\n"
+    )
+    (HERE / "mixed_shapes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in mixed()))
+    (HERE / "inspect_eval_log.json").write_text(json.dumps(inspect_log(), indent=2) + "\n")
 
 
 if __name__ == "__main__":
