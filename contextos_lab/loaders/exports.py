@@ -26,7 +26,7 @@ from contextos_lab.loaders.otlp import Span, TraceLoadResult, _span, _spans_of, 
 from contextos_lab.loaders.span_fields import refusing
 from contextos_lab.loaders.span_runs import add_runs
 from contextos_lab.loaders.tau_bench import _run as tau_run
-from contextos_lab.loaders.who_and_when import _failure
+from contextos_lab.loaders.who_and_when import _failure, set_aside
 from contextos_lab.schemas.clock import NO_CLOCK
 
 #: Each span-export kind's reader: one row → its spans.
@@ -172,12 +172,11 @@ def _whole_run(
 ) -> None:
     """A Who&When or tau-bench run in a file of spans: read by its own loader's row reader."""
     index = (number or 1) - 1
-    read = (
-        (lambda r, at: _failure(path, number, r, at))
-        if kind == "who-and-when"
-        else (lambda r, at: tau_run(path, index, r, None, at))
-    )
-    made, problem = guarded(read, raw, NO_CLOCK)
+    if kind == "who-and-when":
+        clean, aside = set_aside(raw)
+        made, problem = guarded(lambda r, at: _failure(path, number, r, at, aside), clean, NO_CLOCK)
+    else:
+        made, problem = guarded(lambda r, at: tau_run(path, index, r, None, at), raw, NO_CLOCK)
     if made is None:
         result.reject(path, number, problem[0], problem[1], raw)
         return

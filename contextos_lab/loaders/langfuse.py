@@ -1,13 +1,13 @@
 """Langfuse traces and observations (the public API's JSON, one trace or a list) → `Span`s.
 
 A trace (`GET /api/public/traces/{id}`) has `id`, `timestamp`, `name`, `input`, `output`,
-`sessionId`, `userId`, `metadata`, `tags`, `latency` (seconds) and its `observations`; an observation has `id`,
-`traceId`, `type` (GENERATION, SPAN, EVENT, and in newer versions AGENT, TOOL, CHAIN,
-RETRIEVER, ...), `name`, `startTime`/`endTime`, `parentObservationId`, `input`, `output`,
-`level` (DEBUG, DEFAULT, WARNING, ERROR), `statusMessage`, `usage`/`usageDetails` and
-`calculatedTotalCost`. The v2 API writes the same fields in snake_case; both are read. The trace
-itself becomes the run's root step (its input and output), the observations without a parent
-hang under it; observations exported on their own form their run by `traceId`.
+`sessionId`, `userId`, `metadata`, `tags`, `latency` (seconds) and its `observations`.
+An observation has `id`, `traceId`, `type` (GENERATION, SPAN, EVENT; newer versions add AGENT,
+TOOL, CHAIN, RETRIEVER, ...), `name`, `startTime`/`endTime`, `parentObservationId`, `input`,
+`output`, `level` (DEBUG, DEFAULT, WARNING, ERROR), `statusMessage`, `usage`/`usageDetails`
+and `calculatedTotalCost`. The v2 API writes the same fields in snake_case; both are read.
+The trace itself becomes the run's root step (its input and output), the observations without
+a parent hang under it; observations exported on their own form their run by `traceId`.
 """
 
 from __future__ import annotations

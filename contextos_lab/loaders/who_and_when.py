@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from contextos_lab.loaders.guard import guarded
+from contextos_lab.loaders.hazards import find_hazard
 from contextos_lab.loaders.otlp import (
     AGENT_NAME,
     OPERATION,
@@ -128,7 +129,7 @@ def load_who_and_when(paths: str | Path | Iterable[str | Path]) -> TraceLoadResu
             result.reject(path, None, None, f"unreadable: {exc}")
             continue
         for number, raw in rows:
-            item, problem = guarded(_failure_of(path, number), raw, NO_CLOCK)
+            item, problem = guarded(_failure_of(path, number), *set_aside(raw), NO_CLOCK)
             if item is None:
                 result.reject(path, number, problem[0], problem[1], raw)
                 continue
@@ -175,19 +176,37 @@ def _annotation(
     return reason, agent, step, missing
 
 
+def set_aside(raw: Any) -> tuple[Any, dict[str, str]]:
+    """(the row without annotation fields that cannot be stored as read, why each was set
+    aside): an unstorable annotation (a 30-digit step) is a malformed label, reported per
+    field like any other, never a reason to refuse the run."""
+    if not isinstance(raw, Mapping):
+        return raw, {}
+    aside = {}
+    for key in (*ANNOTATION_KEYS, *EXTRA_ANNOTATIONS):
+        hazard = find_hazard({key: raw[key]}) if key in raw else None
+        if hazard is not None:
+            aside[key] = f"malformed: {hazard[0]} {hazard[1]}"[:120]
+    return {k: v for k, v in raw.items() if k not in aside}, aside
+
+
 def _failure_of(path: Path, line: int | None):
-    return lambda raw, at: _failure(path, line, raw, at)
+    return lambda raw, aside, at: _failure(path, line, raw, at, aside)
 
 
 def _failure(
-    path: Path, line: int | None, raw: Any, at: datetime
+    path: Path, line: int | None, raw: Any, at: datetime, aside: Mapping[str, str] | None = None
 ) -> tuple[AnnotatedFailure | None, tuple[str | None, str]]:
     if isinstance(raw, Exception) or not isinstance(raw, Mapping):
         return None, (None, f"not a JSON object: {raw}")
-    annotated = any(raw.get(k) not in (None, "") for k in ANNOTATION_KEYS)
+    aside = aside or {}
+    annotated = any(raw.get(k) not in (None, "") for k in ANNOTATION_KEYS) or any(
+        k in aside for k in ANNOTATION_KEYS
+    )
     # An annotation is the answer key, never a reason to refuse the run: each field that is
     # missing, null or malformed is reported in `annotation_missing` and the rest is kept.
     reason, agent, step, missing = _annotation(raw) if annotated else (None, None, None, {})
+    missing = {**missing, **aside}
     history = raw.get("history")
     if hasattr(history, "tolist"):  # parquet gives numpy arrays
         history = history.tolist()
