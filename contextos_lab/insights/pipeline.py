@@ -1,7 +1,8 @@
 """One analysis over loaded sources, shared by notebook 01 and `contextos-lab cluster`.
 
-Sources are paths (tau-bench trajectories, Who&When annotations, OTLP/JSON exports, sniffed by
-content) or `synthetic[:N[:SEED]]` for the bundled generator.
+Sources are paths (tau-bench trajectories, Who&When annotations, OTLP/JSON, OTel SDK, Phoenix,
+Langfuse, LangSmith and MLflow exports, Inspect logs: sniffed by content, see
+`loaders.detect`) or `synthetic[:N[:SEED]]` for the bundled generator.
 """
 
 from __future__ import annotations

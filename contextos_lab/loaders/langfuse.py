@@ -59,7 +59,7 @@ def _usage(row: Mapping[str, Any]) -> dict[str, Any]:
         for field, key in _TOKENS if isinstance(usage, Mapping) else ():
             if usage.get(field) is not None:
                 out.setdefault(key, usage[field])
-    cost = _get(row, "calculatedTotalCost", "total_cost")
+    cost = row.get("calculatedTotalCost", row.get("calculated_total_cost", row.get("total_cost")))
     if cost is None and isinstance(_get(row, "costDetails", "cost_details"), Mapping):
         cost = _get(row, "costDetails", "cost_details").get("total")
     if cost is not None:

@@ -18,7 +18,10 @@ The key comes from the task (`<subset>.level_<level>`), never
 from the mistake; the annotation (`mistake_agent`, `mistake_step`, the run phase of that step,
 and `mistake_type`, `is_corrected`, `labels` where present) travels in `inputs`. An annotation
 whose step is spoken by another agent than `mistake_agent`, or whose step is outside the
-history, is flagged in `inputs.annotation_flag`, not trusted silently.
+history, is flagged in `inputs.annotation_flag`, not trusted silently. A partial annotation
+(a field missing, null or malformed) never rejects the run: the usable fields are kept and the
+others are listed in `inputs.annotation_missing` (field → `missing` / `null` / `malformed: …`);
+a correction (FeedbackEntry) is written only when the reason text is there.
 
 The subset is read from content (Algorithm-Generated turns carry `name` and the file a
 `system_prompt`; Hand-Crafted turns name the speaker in `role`), never from the path. The data
