@@ -18,13 +18,12 @@ quarantined with the install hint, and `formats_loaded` says so.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import io
 import json
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,9 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from contextos_lab.cli.app import main as cli  # noqa: E402
-from contextos_lab.insights.pipeline import analyse, load_sources  # noqa: E402
-from contextos_lab.loaders.detect import detect  # noqa: E402
+from contextos_lab.api import analyse, group_by_kind, load_sources  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "loaders" / "exports"
 OUT = ROOT / "benchmarks" / "results" / "trace_formats.json"
@@ -74,7 +71,7 @@ def _one(name: str, work: Path) -> dict:
     copy = work / name.replace(".", "_") / "export"
     copy.parent.mkdir()
     shutil.copy(FIXTURES / name, copy)
-    detected = detect(copy)
+    (detected,) = group_by_kind([copy])
     loaded = load_sources([str(copy)])
     # a file quarantined whole (no row read, one reason for the file) accounts for its runs
     whole = not loaded.records and any(q.field is None for q in loaded.quarantined)
@@ -91,8 +88,11 @@ def _one(name: str, work: Path) -> dict:
         for r in loaded.records
         for field, why in (r.inputs.get("annotation_missing") or {}).items()
     )
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        code = cli(["cluster", str(copy), "--out", str(copy.parent / "out")])
+    command = [sys.executable, "-m", "contextos_lab.cli", "cluster", str(copy), "--out"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    code = subprocess.run(
+        [*command, str(copy.parent / "out")], env=env, capture_output=True, check=False
+    ).returncode
     return {
         "fixture": name,
         "format": fmt,
