@@ -68,7 +68,7 @@ def _hex(run: int, i: int | None = None) -> str:
     return f"{run + 1:032x}" if i is None else f"{run + 1:08x}{i + 1:08x}"
 
 
-def otel_sdk_span(run: int, i: int, step: dict) -> dict:
+def otel_sdk_span(run: int, i: int, step: dict, base: int = 0) -> dict:
     attrs: dict = {"openinference.span.kind": step["kind"], "input.value": step["in"]}
     if step["out"]:
         attrs["output.value"] = step["out"]
@@ -105,12 +105,12 @@ def otel_sdk_span(run: int, i: int, step: dict) -> dict:
     return {
         "name": step["name"],
         "context": {
-            "trace_id": "0x" + _hex(run),
-            "span_id": "0x" + _hex(run, i),
+            "trace_id": "0x" + _hex(base + run),
+            "span_id": "0x" + _hex(base + run, i),
             "trace_state": "[]",
         },
         "kind": "SpanKind.INTERNAL",
-        "parent_id": None if step["parent"] is None else "0x" + _hex(run, step["parent"]),
+        "parent_id": None if step["parent"] is None else "0x" + _hex(base + run, step["parent"]),
         "start_time": _iso(step["start"]),
         "end_time": _iso(step["end"]),
         "status": {"status_code": "ERROR", "description": step["error"]}
@@ -123,13 +123,14 @@ def otel_sdk_span(run: int, i: int, step: dict) -> dict:
     }
 
 
-def otel_sdk() -> list[dict]:
-    return [otel_sdk_span(r, i, s) for r in range(4) for i, s in enumerate(_steps(r))]
+def otel_sdk(base: int = 0) -> list[dict]:
+    """Each file's own runs: `base` keeps one tool's trace ids apart from another's."""
+    return [otel_sdk_span(r, i, s, base) for r in range(4) for i, s in enumerate(_steps(r))]
 
 
 def phoenix_frame() -> pd.DataFrame:
     rows = []
-    for span in otel_sdk():
+    for span in otel_sdk(100):
         row = {
             "name": span["name"],
             "span_kind": span["attributes"]["openinference.span.kind"],
@@ -159,7 +160,7 @@ def phoenix_frame() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def langfuse() -> list[dict]:
+def langfuse(prefix: str = "lf") -> list[dict]:
     traces = []
     for run in range(4):
         steps = _steps(run)
@@ -167,8 +168,8 @@ def langfuse() -> list[dict]:
         observations = []
         for i, step in enumerate(steps[1:], start=1):
             obs = {
-                "id": f"obs-{run}-{i}",
-                "traceId": f"lf-trace-{run}",
+                "id": f"{prefix}-obs-{run}-{i}",
+                "traceId": f"{prefix}-trace-{run}",
                 "type": "GENERATION" if step["kind"] == "LLM" else "SPAN",
                 "name": step["name"],
                 "startTime": _iso(step["start"]),
@@ -195,7 +196,7 @@ def langfuse() -> list[dict]:
             observations.append(obs)
         traces.append(
             {
-                "id": f"lf-trace-{run}",
+                "id": f"{prefix}-trace-{run}",
                 "timestamp": _iso(root["start"]),
                 "name": root["name"],
                 "input": root["in"],
@@ -212,11 +213,11 @@ def langfuse() -> list[dict]:
     return traces
 
 
-def langsmith() -> list[dict]:
+def langsmith(base: int = 0) -> list[dict]:
     runs = []
     for run in range(4):
         steps = _steps(run)
-        ids = [f"00000000-0000-4000-8000-{run:06d}{i:06d}" for i in range(len(steps))]
+        ids = [f"00000000-0000-4000-8000-{base + run:06d}{i:06d}" for i in range(len(steps))]
         for i, step in enumerate(steps):
             row = {
                 "id": ids[i],
@@ -316,10 +317,10 @@ def otlp_openinference() -> dict:
     """OTLP/JSON (the collector's file exporter) carrying OpenInference attributes; the last
     run's retriever span names a parent that is not in the file (an orphan)."""
     spans = []
-    for span in otel_sdk():
+    for span in otel_sdk(200):
         ns = lambda text: str(int(datetime.fromisoformat(text).timestamp() * 1e9))  # noqa: E731
         parent = (span["parent_id"] or "")[2:]
-        if span["name"] == "search_docs" and span["context"]["trace_id"].endswith("4"):
+        if span["name"] == "search_docs" and span["context"]["trace_id"] == "0x" + _hex(203):
             parent = "ffffffffffffffff"
         spans.append(
             {
@@ -355,7 +356,7 @@ def otlp_openinference() -> dict:
 def phoenix_nested() -> list[dict]:
     """Phoenix's REST span JSON with the OpenInference attributes nested, not dotted."""
     out = []
-    for span in otel_sdk():
+    for span in otel_sdk(300):
         attrs = span["attributes"]
         nested: dict = {
             "openinference": {"span": {"kind": attrs["openinference.span.kind"]}},
@@ -419,9 +420,9 @@ def mixed() -> list[object]:
     """One file, several shapes: a LangSmith run, an OTel SDK span run, a Langfuse
     observation, and a row that is none of them."""
     return [
-        *langsmith()[:3],
-        *otel_sdk()[3:6],
-        langfuse()[1]["observations"][0],
+        *langsmith(9)[:3],
+        *otel_sdk(400)[3:6],
+        langfuse("mixed")[1]["observations"][0],
         {"note": "exported by hand", "rows": 3},
     ]
 
