@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from contextos_lab.insights.attribution.views import agreement
 from contextos_lab.insights.pipeline import analyse, load_sources
 from contextos_lab.loaders.conventions import ROLE
 from contextos_lab.loaders.detect import detect
@@ -105,6 +106,10 @@ def test_partially_annotated_runs_are_analysed_with_missing_fields_reported() ->
     for record in loaded.records:
         assert record.inputs["annotation_missing"] == {"mistake_step": "missing"}
         assert record.inputs["mistake_agent"] == "WebSurfer"
+    report = analyse(loaded, heldout_fraction=0.0, text_backend=None)
+    scores = agreement(report.attributions)  # the agent is scored, the missing step is not
+    assert scores["annotated_runs"] == 6 and scores["step_accuracy"] is None
+    assert scores["agent_accuracy"] is not None
 
 
 def test_every_failed_export_run_is_attributed_with_evidence() -> None:
