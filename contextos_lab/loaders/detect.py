@@ -55,6 +55,8 @@ KINDS = (
 SPAN_EXPORTS = ("otel-sdk", "phoenix", "langfuse", "langsmith", "mlflow", "mixed")
 #: File suffixes a folder is searched for (recursively, in sorted order).
 SUFFIXES = (".json", ".jsonl", ".parquet", ".eval", ".csv")
+#: Keys under which an export's API page holds its rows (Langfuse `data`, ...).
+WRAPPERS = ("data", "runs", "traces", "observations", "spans")
 #: Rows of a JSON list or JSON-lines file judged one by one before the first decides.
 SCAN_ROWS = 10_000
 _OBSERVATION_TYPES = {
@@ -127,8 +129,17 @@ def kind_of_row(first: Any) -> str:
     return _span_export(first, keys) or "unknown"
 
 
+def unwrap(value: Any) -> Any:
+    """The list of rows inside an API page (`{"data": [...]}`, `{"runs": [...]}`, ...) when
+    the object is not itself a row of a known kind; else the value as it is."""
+    if not isinstance(value, Mapping) or kind_of_row(value) != "unknown":
+        return value
+    return next((value[k] for k in WRAPPERS if isinstance(value.get(k), list)), value)
+
+
 def kind_of_value(value: Any) -> str:
     """A file's kind from its JSON value: each row of a list judged (see the docstring)."""
+    value = unwrap(value)
     rows = value[:SCAN_ROWS] if isinstance(value, list) else [value]
     return kind_of_rows(rows)
 
@@ -234,6 +245,7 @@ __all__ = [
     "SCAN_ROWS",
     "SPAN_EXPORTS",
     "SUFFIXES",
+    "WRAPPERS",
     "csv_header",
     "detect",
     "files_of",
@@ -243,4 +255,5 @@ __all__ = [
     "kind_of_row",
     "kind_of_rows",
     "kind_of_value",
+    "unwrap",
 ]

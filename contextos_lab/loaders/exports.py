@@ -19,7 +19,7 @@ from typing import Any
 
 from contextos_lab.loaders import langfuse, langsmith, mlflow_traces
 from contextos_lab.loaders.conventions import flatten, normalise
-from contextos_lab.loaders.detect import csv_header, is_parquet, json_values, kind_of_row
+from contextos_lab.loaders.detect import csv_header, is_parquet, json_values, kind_of_row, unwrap
 from contextos_lab.loaders.guard import RECORD_ERRORS, guarded, loads, read_text
 from contextos_lab.loaders.otel_spans import read_span
 from contextos_lab.loaders.otlp import Span, TraceLoadResult, _span, _spans_of, new_result
@@ -41,7 +41,6 @@ EXPECTED = (
     "OTel SDK span JSON, Phoenix spans, Langfuse traces/observations, LangSmith runs, "
     "MLflow traces, OTLP/JSON requests, tau-bench runs or Who&When runs"
 )
-_WRAPPERS = ("data", "runs", "traces", "observations")
 
 
 def _plain(value: Any) -> Any:
@@ -93,9 +92,7 @@ def rows_of(path: Path) -> Iterator[tuple[int | None, Any]]:
     except ValueError:
         yield from json_values(text)
         return
-    if isinstance(value, Mapping):
-        inner = next((value[k] for k in _WRAPPERS if isinstance(value.get(k), list)), None)
-        value = inner if inner is not None and kind_of_row(value) == "unknown" else value
+    value = unwrap(value)
     yield from enumerate(value, start=1) if isinstance(value, list) else [(None, value)]
 
 

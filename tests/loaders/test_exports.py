@@ -128,3 +128,13 @@ def test_a_span_row_refused_names_its_field(tmp_path) -> None:
     (bad,) = result.quarantined
     assert (bad.line, bad.field) == (5, "start_time") and "ISO 8601" in bad.message
     assert len(result.records) == 4  # the run keeps its other spans
+
+
+def test_an_api_page_of_observations_is_read_as_its_rows(tmp_path) -> None:
+    traces = json.loads((HERE / "langfuse_traces.json").read_text())
+    observations = [o for t in traces for o in t["observations"]]
+    page = tmp_path / "page.json"
+    page.write_text(json.dumps({"data": observations, "meta": {"page": 1}}))
+    assert detect(page) == "langfuse"
+    loaded = load_sources([str(page)])
+    assert len(loaded.records) == 4 and not loaded.quarantined
