@@ -125,7 +125,12 @@ def load_exports(paths: Sequence[Path] | Iterable[str | Path]) -> TraceLoadResul
                 continue
             for span in found:
                 spans.setdefault(span.trace_id, []).append(span)
-                meta.setdefault(span.trace_id, {"file": str(path), "source": kind})
+                resource = {  # an OTLP trace keeps its resource (service.name ...) as before
+                    k.removeprefix("resource."): v
+                    for k, v in span.attributes.items()
+                    if k.startswith("resource.")
+                }
+                meta.setdefault(span.trace_id, {**resource, "file": str(path), "source": kind})
     add_runs(result, spans, meta, "exports")
     return result
 
