@@ -1,7 +1,8 @@
 """One analysis over loaded sources, shared by notebook 01 and `contextos-lab cluster`.
 
-Sources are paths (tau-bench trajectories, Who&When annotations, OTLP/JSON exports, sniffed by
-content) or `synthetic[:N[:SEED]]` for the bundled generator.
+Sources are paths (tau-bench trajectories, Who&When annotations, OTLP/JSON, OTel SDK, Phoenix,
+Langfuse, LangSmith and MLflow exports, Inspect logs: sniffed by content, see
+`loaders.detect`) or `synthetic[:N[:SEED]]` for the bundled generator.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ from contextos_lab.insights.synthesize import (
     synthesize_insights,
 )
 from contextos_lab.insights.text_clusters import TextClustering, agreement, cluster_texts
-from contextos_lab.loaders.detect import detect, files_of, group_by_kind
+from contextos_lab.loaders.detect import SPAN_EXPORTS, detect, files_of, group_by_kind
+from contextos_lab.loaders.exports import EXPECTED, load_exports
 from contextos_lab.loaders.inspect_logs import load_inspect
-from contextos_lab.loaders.otlp import Trace, TraceLoadResult, load_otlp, new_result
+from contextos_lab.loaders.otlp import Trace, TraceLoadResult, new_result
 from contextos_lab.loaders.quarantine import QuarantinedRow
 from contextos_lab.loaders.tau_bench import load_tau_bench
 from contextos_lab.loaders.who_and_when import ANNOTATOR, load_who_and_when
@@ -77,8 +79,7 @@ def _load_unknown(files: Sequence[Path]) -> TraceLoadResult:
             path,
             None,
             None,
-            "format not recognised from content (expected tau-bench runs, "
-            "Who&When annotations, OTLP/JSON spans or an Inspect AI eval log)",
+            f"format not recognised from content (expected {EXPECTED} or an Inspect AI eval log)",
         )
     return result
 
@@ -86,8 +87,11 @@ def _load_unknown(files: Sequence[Path]) -> TraceLoadResult:
 LOADERS: dict[str, Callable[[Sequence[Path]], TraceLoadResult]] = {
     "tau-bench": load_tau_bench,
     "who-and-when": load_who_and_when,
-    "otlp": load_otlp,
+    # OTLP/JSON goes through the export reader too, so its OpenInference / GenAI attributes
+    # are read like every other tool's (`loaders.conventions`)
+    "otlp": load_exports,
     "inspect": load_inspect,
+    **dict.fromkeys(SPAN_EXPORTS, load_exports),
     "unknown": _load_unknown,
 }
 

@@ -297,6 +297,30 @@ def _files(paths: str | Path | Iterable[str | Path], patterns: Sequence[str]) ->
     return out
 
 
+#: Per-span usage the conventions reader sets (`conventions.normalise`), summed over a run.
+USAGE = (
+    ("gen_ai.usage.input_tokens", "input_tokens"),
+    ("gen_ai.usage.output_tokens", "output_tokens"),
+    ("contextos.cost", "cost"),
+)
+
+
+def _usage(trace: Trace, ended: datetime) -> dict[str, Any]:
+    """Tokens, cost and latency of a run, only where its spans carry them."""
+    out: dict[str, Any] = {}
+    for key, name in USAGE:
+        values = [
+            v
+            for s in trace.spans
+            if isinstance(v := s.attributes.get(key), (int, float)) and not isinstance(v, bool)
+        ]
+        if values:
+            out[name] = sum(values)
+    if any(s.end is not None for s in trace.spans):
+        out["latency_ms"] = round((ended - trace.started_at).total_seconds() * 1000, 3)
+    return out
+
+
 def decision_records_from_traces(traces: Iterable[Trace]) -> list[DecisionRecord]:
     """One DecisionRecord per trace, read off the root span.
 
@@ -330,6 +354,7 @@ def decision_records_from_traces(traces: Iterable[Trace]) -> list[DecisionRecord
             kinds = [s.attributes.get(ERROR_TYPE) for s in trace.spans if s.status == "ERROR"]
             inputs["reason_class"] = next((str(k) for k in kinds if k), "span_error")
         ended = max((s.end or s.start for s in trace.spans), default=trace.started_at)
+        inputs.update(_usage(trace, ended))
         records.append(
             DecisionRecord(
                 record_id=new_id("dr", at=ended, seed=f"otlp:{trace.trace_id}"),

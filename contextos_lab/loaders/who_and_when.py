@@ -18,7 +18,10 @@ The key comes from the task (`<subset>.level_<level>`), never
 from the mistake; the annotation (`mistake_agent`, `mistake_step`, the run phase of that step,
 and `mistake_type`, `is_corrected`, `labels` where present) travels in `inputs`. An annotation
 whose step is spoken by another agent than `mistake_agent`, or whose step is outside the
-history, is flagged in `inputs.annotation_flag`, not trusted silently.
+history, is flagged in `inputs.annotation_flag`, not trusted silently. A partial annotation
+(a field missing, null or malformed) never rejects the run: the usable fields are kept and the
+others are listed in `inputs.annotation_missing` (field → `missing` / `null` / `malformed: …`);
+a correction (FeedbackEntry) is written only when the reason text is there.
 
 The subset is read from content (Algorithm-Generated turns carry `name` and the file a
 `system_prompt`; Hand-Crafted turns name the speaker in `role`), never from the path. The data
@@ -36,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from contextos_lab.loaders.guard import guarded
+from contextos_lab.loaders.hazards import find_hazard
 from contextos_lab.loaders.otlp import (
     AGENT_NAME,
     OPERATION,
@@ -128,7 +132,7 @@ def load_who_and_when(paths: str | Path | Iterable[str | Path]) -> TraceLoadResu
             result.reject(path, None, None, f"unreadable: {exc}")
             continue
         for number, raw in rows:
-            item, problem = guarded(_failure_of(path, number), raw, NO_CLOCK)
+            item, problem = guarded(_failure_of(path, number), *set_aside(raw), NO_CLOCK)
             if item is None:
                 result.reject(path, number, problem[0], problem[1], raw)
                 continue
@@ -139,31 +143,73 @@ def load_who_and_when(paths: str | Path | Iterable[str | Path]) -> TraceLoadResu
     return result
 
 
+def _annotation(
+    raw: Mapping[str, Any],
+) -> tuple[str | None, str | None, int | None, dict[str, str]]:
+    """(reason, agent, step, missing): the usable part of an annotation, and for each field
+    that is not usable whether it is missing, null or malformed (with the value)."""
+    missing: dict[str, str] = {}
+
+    def absent(key: str) -> bool:
+        if key not in raw:
+            missing[key] = "missing"
+        elif raw[key] is None or (isinstance(raw[key], str) and not raw[key].strip()):
+            missing[key] = "null"
+        else:
+            return False
+        return True
+
+    reason = agent = None
+    step: int | None = None
+    for key in ("mistake_reason", "mistake_agent"):
+        if not absent(key):
+            if isinstance(raw[key], str):
+                value = raw[key].strip()
+                reason, agent = (value, agent) if key == "mistake_reason" else (reason, value)
+            else:
+                missing[key] = f"malformed: {raw[key]!r}"[:120]
+    if not absent("mistake_step"):
+        value = raw["mistake_step"]
+        try:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError(value)
+            step = int(str(int(value) if isinstance(value, float) else value).strip())
+        except (TypeError, ValueError, OverflowError):
+            missing["mistake_step"] = f"malformed: {value!r}"[:120]
+    return reason, agent, step, missing
+
+
+def set_aside(raw: Any) -> tuple[Any, dict[str, str]]:
+    """(the row without annotation fields that cannot be stored as read, why each was set
+    aside): an unstorable annotation (a 30-digit step) is a malformed label, reported per
+    field like any other, never a reason to refuse the run."""
+    if not isinstance(raw, Mapping):
+        return raw, {}
+    aside = {}
+    for key in (*ANNOTATION_KEYS, *EXTRA_ANNOTATIONS):
+        hazard = find_hazard({key: raw[key]}) if key in raw else None
+        if hazard is not None:
+            aside[key] = f"malformed: {hazard[0]} {hazard[1]}"[:120]
+    return {k: v for k, v in raw.items() if k not in aside}, aside
+
+
 def _failure_of(path: Path, line: int | None):
-    return lambda raw, at: _failure(path, line, raw, at)
+    return lambda raw, aside, at: _failure(path, line, raw, at, aside)
 
 
 def _failure(
-    path: Path, line: int | None, raw: Any, at: datetime
+    path: Path, line: int | None, raw: Any, at: datetime, aside: Mapping[str, str] | None = None
 ) -> tuple[AnnotatedFailure | None, tuple[str | None, str]]:
     if isinstance(raw, Exception) or not isinstance(raw, Mapping):
         return None, (None, f"not a JSON object: {raw}")
-    annotated = any(raw.get(k) not in (None, "") for k in ANNOTATION_KEYS)
-    reason, agent, step = None, None, None
-    if annotated:  # an annotation, when given, must be whole
-        reason = raw.get("mistake_reason")
-        if not isinstance(reason, str) or not reason.strip():
-            return None, ("mistake_reason", "no annotated mistake_reason")
-        agent = raw.get("mistake_agent")
-        if not isinstance(agent, str) or not agent.strip():
-            return None, ("mistake_agent", "no annotated mistake_agent")
-        try:
-            step = int(str(raw.get("mistake_step")).strip())
-        except ValueError:
-            return None, (
-                "mistake_step",
-                f"mistake_step is not an integer: {raw.get('mistake_step')!r}",
-            )
+    aside = aside or {}
+    annotated = any(raw.get(k) not in (None, "") for k in ANNOTATION_KEYS) or any(
+        k in aside for k in ANNOTATION_KEYS
+    )
+    # An annotation is the answer key, never a reason to refuse the run: each field that is
+    # missing, null or malformed is reported in `annotation_missing` and the rest is kept.
+    reason, agent, step, missing = _annotation(raw) if annotated else (None, None, None, {})
+    missing = {**missing, **aside}
     history = raw.get("history")
     if hasattr(history, "tolist"):  # parquet gives numpy arrays
         history = history.tolist()
@@ -248,6 +294,7 @@ def _failure(
             "phase": phase,
             "speaker_at_step": speaker,
             "annotation_flag": flag,
+            "annotation_missing": missing,
             "failing_step": step,
             "level": level,
             "annotation": extra,
@@ -257,6 +304,8 @@ def _failure(
     )
     if not annotated or reason is None:
         return AnnotatedFailure(trace, record, None), (None, "")
+    seen = [f"agent:{agent}"] if agent is not None else []
+    seen += [f"step:{step}"] if step is not None else []
     feedback = FeedbackEntry(
         id=new_id("fb", at=at, seed=trace_id),
         trace_id=trace_id,
@@ -266,9 +315,8 @@ def _failure(
         override_reason_class=reason_class,
         override_reason_text=reason.strip(),
         evidence_refs_seen=(
-            f"agent:{agent}",
-            f"step:{step}",
-            f"phase:{phase or 'outside_run'}",
+            *seen,
+            f"phase:{phase or ('outside_run' if step is not None else 'unknown')}",
             f"trace:{trace_id}",
         ),
         signed_by=ANNOTATOR,

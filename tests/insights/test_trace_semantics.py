@@ -54,7 +54,8 @@ def test_renamed_folders_give_byte_identical_insights(tmp_path: Path) -> None:
 
 def test_an_annotators_correction_is_the_answer_key_not_an_observation() -> None:
     loaded = load_sources([str(WW)])
-    assert len(loaded.records) == len(loaded.feedback) == 2
+    # two of its runs carry half an annotation: analysed, one has a reason (a correction)
+    assert len(loaded.records) == 4 and len(loaded.feedback) == 3
     report = analyse(loaded, min_cluster_size=5, heldout_fraction=0.0, text_backend=None)
     assert len(report.clusters) == 0 and report.text is None
     assert report.heldout["feedback_folded_into_failed_runs"] == 0  # never read as input
@@ -121,7 +122,8 @@ def test_cluster_writes_quarantine_and_reports_the_heldout_split(tmp_path, capsy
     printed = capsys.readouterr().out
     quarantine = out / "insights.json.quarantine.jsonl"
     rows = [json.loads(line) for line in quarantine.read_text().splitlines()]
-    assert len(rows) == 6 and all(r["message"] and r["file"] for r in rows)
+    # partially annotated Who&When runs are analysed, not quarantined (issue 45)
+    assert len(rows) == 4 and all(r["message"] and r["file"] for r in rows)
     assert f"quarantined rows and reasons: {quarantine}" in printed
     assert "held out for the gate:" in printed and "not shown" in printed
 
@@ -161,7 +163,7 @@ def test_quality_figures_on_the_fixtures() -> None:
     assert tau["failed_runs"] == 10 and tau["classes"]["wrong_arguments"] == 1
     assert tau["classes"]["state_mismatch"] == 1  # writes all matched: no write is called wrong
     purity = agent_phase_purity(report.runs)
-    assert purity["annotated_runs"] == 2 and purity["purity"] == 1.0
+    assert purity["annotated_runs"] == 3 and purity["purity"] == 1.0  # one without a reason
     assert list(agent_phase_table(report.runs).columns)[-1] == "total"
     failing = next(i for i in report.insights if i.support.get("source") == "runs")
     for _, excerpt in insight_exemplars(failing, report.runs, loaded.traces):

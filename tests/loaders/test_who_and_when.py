@@ -12,15 +12,16 @@ FIXTURE = Path(__file__).parents[1] / "insights" / "fixtures" / "who_and_when_sm
 
 def test_annotations_become_feedback_with_text_and_evidence() -> None:
     result = load_who_and_when(FIXTURE)
-    assert len(result.feedback) == len(result.records) == len(result.traces) == 2
-    ag, hc = result.feedback
+    # rows 3 and 4 carry half an annotation: loaded, only row 4 has a reason (a correction)
+    assert len(result.records) == len(result.traces) == 4 and len(result.feedback) == 3
+    ag, hc = result.feedback[:2]
     assert ag.override_reason_class == "agent_mistake"
     assert ag.override_reason_text.startswith("The code did not handle")
     assert ag.evidence_refs_seen[:2] == ("agent:Excel_Expert", "step:0")
     # The key comes from the task (subset and level), never from the mistake.
     assert ag.decision_key == "algorithm_generated.level_2"
     assert hc.decision_key == "hand_crafted.level_1"  # `groundtruth` spelling accepted
-    ag_in, hc_in = (r.inputs for r in result.records)
+    ag_in, hc_in = (r.inputs for r in result.records[:2])
     assert (ag_in["mistake_agent"], ag_in["mistake_step"]) == ("Excel_Expert", 0)
     assert ag_in["annotation"] == {"is_correct": False}
     assert hc_in["annotation"] == {"is_corrected": False}
@@ -38,11 +39,14 @@ def test_annotations_become_feedback_with_text_and_evidence() -> None:
 
 def test_variants_are_quarantined_with_reasons() -> None:
     result = load_who_and_when(FIXTURE)
-    assert {(q.line, q.field) for q in result.quarantined} == {
-        (3, "mistake_reason"),
-        (4, "mistake_step"),
-        (5, "history"),
-    }
+    # a run without its history cannot be analysed; a partial annotation never rejects a run
+    assert {(q.line, q.field) for q in result.quarantined} == {(5, "history")}
+    null_reason, bad_step = (r.inputs for r in result.records[2:])
+    assert null_reason["annotation_missing"] == {"mistake_reason": "null"}
+    assert (null_reason["mistake_agent"], null_reason["mistake_step"]) == ("WebSurfer", 0)
+    assert bad_step["annotation_missing"] == {"mistake_step": "malformed: 'step two'"}
+    assert bad_step["mistake_step"] is None and bad_step["phase"] is None
+    assert result.feedback[2].override_reason_text == "Searched the wrong website."
 
 
 def test_folder_of_single_objects_jsonl_and_parquet(tmp_path) -> None:
@@ -99,9 +103,15 @@ def test_a_run_without_annotations_is_loaded_not_quarantined(tmp_path) -> None:
     (record,) = result.records
     assert record.inputs["failed"] and record.inputs["mistake_agent"] is None
     assert record.inputs["annotated"] is False and record.inputs["annotation_flag"] is None
-    partial = {**row, "mistake_agent": "WebSurfer"}  # an annotation, when given, must be whole
+    partial = {**row, "mistake_agent": "WebSurfer"}  # half an annotation: kept, rest reported
     (tmp_path / "y.json").write_text(json.dumps(partial))
-    assert load_who_and_when(tmp_path / "y.json").quarantined[0].field == "mistake_reason"
+    half = load_who_and_when(tmp_path / "y.json")
+    assert not half.quarantined and not half.feedback  # no reason text: no correction
+    assert half.records[0].inputs["mistake_agent"] == "WebSurfer"
+    assert half.records[0].inputs["annotation_missing"] == {
+        "mistake_reason": "missing",
+        "mistake_step": "missing",
+    }
 
 
 def test_the_subset_is_read_from_content_not_from_folder_names(tmp_path) -> None:

@@ -17,7 +17,7 @@ from contextos_lab.loaders.otlp import AGENT_NAME, TOOL_NAME, Trace
 from contextos_lab.loaders.trace_text import CONTENT
 
 #: Span attributes that carry a step's position in its run, per loader.
-STEP_KEYS = ("whoandwhen.step", "tau.message_index", "step")
+STEP_KEYS = ("whoandwhen.step", "tau.message_index", "contextos.step", "step")
 
 
 @dataclass(frozen=True)

@@ -52,22 +52,27 @@ def cluster_exemplars(
 
 
 def agreement(attributions: pd.DataFrame) -> dict[str, Any]:
-    """Attribution scored against the annotation on the runs that carry one."""
-    labelled = attributions[attributions["annotated_agent"].notna()]
-    n = len(labelled)
+    """Attribution scored against the annotation on the runs that carry one. A partial
+    annotation scores what it has: agent accuracy over runs with an annotated agent, step
+    accuracy over runs with an annotated step (`annotated_steps` of them)."""
+    agents = attributions[attributions["annotated_agent"].notna()]
+    steps = attributions[attributions["annotated_step"].notna()]
+    n = int(
+        (attributions["annotated_agent"].notna() | attributions["annotated_step"].notna()).sum()
+    )
     if not n:
         return {"annotated_runs": 0, "agent_accuracy": None, "step_accuracy": None}
     agent_ok = [
         agent_key(str(a)) == agent_key(str(b))
-        for a, b in zip(labelled["agent"], labelled["annotated_agent"], strict=True)
+        for a, b in zip(agents["agent"], agents["annotated_agent"], strict=True)
     ]
     step_ok = [
-        int(a) == int(b) for a, b in zip(labelled["step"], labelled["annotated_step"], strict=True)
+        int(a) == int(b) for a, b in zip(steps["step"], steps["annotated_step"], strict=True)
     ]
     return {
         "annotated_runs": n,
-        "agent_accuracy": sum(agent_ok) / n,
-        "step_accuracy": sum(step_ok) / n,
+        "agent_accuracy": sum(agent_ok) / len(agent_ok) if agent_ok else None,
+        "step_accuracy": sum(step_ok) / len(step_ok) if step_ok else None,
     }
 
 
