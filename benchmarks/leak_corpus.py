@@ -33,6 +33,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.near_copies import structured_goals  # noqa: E402  (issue 44: scored values)
 from contextos_lab.api import (  # noqa: E402
     carries_directive,
     case_set_from_frame,
@@ -155,6 +156,8 @@ def main() -> None:
         "near_copy_shapes_tried": _goal(">= 10", near["shapes"], near["shapes"] >= 10),
         "near_copies_accepted": _goal("== 0", near["accepted"], near["accepted"] == 0),
     }
+    structured_near, structured = structured_goals(args.seed, near["accepted"])  # issue 44
+    goals.update(structured_near)
     print(f"seed {args.seed}; {elapsed:.0f} s; load average {os.getloadavg()[0]:.2f}")
     print(
         f"secrets: {sec['shapes']} shapes, {sec['probes']} probes, {sec['leaked_probes']} leaked; "
@@ -181,6 +184,7 @@ def main() -> None:
         "secrets": {k: v for k, v in sec.items() if k != "examples"},
         "injections": {k: v for k, v in inj.items() if k != "examples"},
         "near_copies": {k: v for k, v in near.items() if k != "examples"},
+        "structured_near_copies": {k: v for k, v in structured.items() if k != "examples"},
         "seconds": round(elapsed, 1),
         "load_average": os.getloadavg()[0],
         "python": platform.python_version(),

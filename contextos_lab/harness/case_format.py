@@ -202,9 +202,7 @@ def convert(
             encoding="utf-8",
         )
         tmp.replace(p)
-    return Converted(
-        paths[0], paths[1], len(search), len(heldout), tuple(duplicates), tuple(moved)
-    )
+    return Converted(paths[0], paths[1], len(search), len(heldout), tuple(duplicates), tuple(moved))
 
 
 Row = dict[str, Any]

@@ -9,7 +9,16 @@ from typing import IO, Any
 
 from contextos_lab.loaders.hazards import parse_constant, parse_float
 from contextos_lab.loaders.quarantine import clip
-from contextos_lab.loaders.raw_rows import _BOM, RawRow, UnreadableSource, decode_text, json_text
+from contextos_lab.loaders.raw_rows import (
+    _BOM,
+    RawRow,
+    UnreadableSource,
+    bom_encoding,
+    decode_text,
+    escaped_byte,
+    json_text,
+    undecodable,
+)
 
 # -- JSON Lines ----------------------------------------------------------------------------
 
@@ -123,12 +132,7 @@ def _jsonl_rows(handle: IO[bytes]) -> Iterator[RawRow]:
 
 
 def _json_rows(path: Path, data: bytes) -> Iterator[RawRow]:
-    try:
-        text = decode_text(data)  # by its BOM: UTF-8 unless it says UTF-16/32
-    except UnicodeDecodeError as exc:
-        raise UnreadableSource(
-            path, f"not valid UTF-8: byte 0x{exc.object[exc.start]:02x} at byte offset {exc.start}"
-        ) from None
+    text = _document_text(path, data)
     try:
         value = _loads(text)
     except json.JSONDecodeError as exc:
@@ -144,6 +148,25 @@ def _json_rows(path: Path, data: bytes) -> Iterator[RawRow]:
             path, f"expected an array of objects or one object, got {_json_type(value)}"
         )
     return _json_items(value)
+
+
+def _document_text(path: Path, data: bytes) -> str:
+    """The document decoded by its BOM. Stray bytes after it (what `echo >> file` or a CRLF
+    conversion leaves after a UTF-16 export) are dropped; any other byte the encoding cannot
+    decode makes the file unreadable, naming the encoding and the byte offset."""
+    text = decode_text(data, "surrogateescape").rstrip()
+    while text and escaped_byte(text[-1]) is not None:
+        text = text[:-1].rstrip()
+    bad = escaped_byte(text)
+    if bad is None:
+        return text
+    encoding, skip = bom_encoding(data)
+    try:
+        data[skip:].decode(encoding)
+        offset = ""
+    except UnicodeDecodeError as exc:
+        offset = f" at byte offset {skip + exc.start}"
+    raise UnreadableSource(path, undecodable(encoding, bad) + offset)
 
 
 def _json_items(items: list[Any]) -> Iterator[RawRow]:
