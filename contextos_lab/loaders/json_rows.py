@@ -13,6 +13,7 @@ from contextos_lab.loaders.raw_rows import (
     _BOM,
     RawRow,
     UnreadableSource,
+    array_items,
     bom_encoding,
     decode_text,
     escaped_byte,
@@ -139,8 +140,13 @@ def _json_rows(path: Path, data: bytes) -> Iterator[RawRow]:
         raise UnreadableSource(
             path, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
-    except (ValueError, RecursionError) as exc:
-        raise UnreadableSource(path, f"invalid JSON: {exc or 'nested too deeply'}") from None
+    except RecursionError:
+        items = array_items(text)  # one element too deep: read the list element by element
+        if items is None:
+            raise UnreadableSource(path, "invalid JSON: nested too deeply") from None
+        return _json_item_texts(items)
+    except ValueError as exc:
+        raise UnreadableSource(path, f"invalid JSON: {exc}") from None
     if isinstance(value, dict):
         value = [value]
     if not isinstance(value, list):
@@ -167,6 +173,13 @@ def _document_text(path: Path, data: bytes) -> str:
     except UnicodeDecodeError as exc:
         offset = f" at byte offset {skip + exc.start}"
     raise UnreadableSource(path, undecodable(encoding, bad) + offset)
+
+
+def _json_item_texts(items: list[str]) -> Iterator[RawRow]:
+    """Rows of a list file whose elements are read one by one (`raw_rows.array_items`)."""
+    for number, text in enumerate(items, start=1):
+        data, error, field = _parse_json_row(text)
+        yield RawRow(number, clip(text), data=data, error=error, field=field)
 
 
 def _json_items(items: list[Any]) -> Iterator[RawRow]:

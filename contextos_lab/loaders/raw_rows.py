@@ -164,3 +164,38 @@ def _array_elements(text: str) -> int:
         if depth >= 1 and not ch.isspace() and not (depth == 1 and ch == "["):
             seen = True
     return count + 1 if seen else 0
+
+
+def array_items(text: str) -> list[str] | None:
+    """The texts of a JSON array's top-level elements, found by a scan of brackets and strings
+    (iterative: no depth limit), or None when `text` is not one closed array. What a list file
+    is read by when the whole document cannot be parsed (one element nested too deeply), so
+    that element is quarantined alone and its neighbours still load."""
+    text = text.strip()
+    if not text.startswith("["):
+        return None
+    items: list[str] = []
+    depth, start, in_string, escaped = 0, 1, False, False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+            if depth == 0:
+                items.append(text[start:i])
+                if text[i + 1 :].strip():
+                    return None
+                return [t.strip() for t in items if t.strip()]
+        elif ch == "," and depth == 1:
+            items.append(text[start:i])
+            start = i + 1
+    return None
