@@ -105,6 +105,11 @@ def _parse_json_row(text: str) -> tuple[dict[str, Any] | None, str | None, str |
 
 def _jsonl_rows(handle: IO[bytes]) -> Iterator[RawRow]:
     """Binary, line by line: one bad line (bytes or JSON) never hides the lines after it."""
+    encoding, _ = bom_encoding(handle.peek(4)[:4] if hasattr(handle, "peek") else b"")
+    if encoding != "utf-8":
+        with handle:
+            yield from _wide_jsonl_rows(handle.read(), encoding)
+        return
     with handle:
         offset = 0
         for number, line in enumerate(handle, start=1):
@@ -127,6 +132,22 @@ def _jsonl_rows(handle: IO[bytes]) -> Iterator[RawRow]:
                 continue
             data, error, field = _parse_json_row(text)
             yield RawRow(number, clip(text), data=data, error=error, field=field)
+
+
+def _wide_jsonl_rows(data: bytes, encoding: str) -> Iterator[RawRow]:
+    """JSON Lines in UTF-16/32 (as its BOM says): decoded whole, then line by line; a line
+    holding bytes the encoding cannot decode is quarantined naming it, the others load."""
+    text = decode_text(data, "surrogateescape")
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        bad = escaped_byte(line)
+        if bad is not None:
+            yield RawRow(number, clip(line), error=undecodable(encoding, bad))
+            continue
+        data_, error, field = _parse_json_row(line)
+        yield RawRow(number, clip(line), data=data_, error=error, field=field)
 
 
 # -- JSON ----------------------------------------------------------------------------------

@@ -47,3 +47,14 @@ def test_utf16_with_a_stray_byte_keeps_the_rows_that_decode(tmp_path: Path) -> N
             parsed[0].message
         )
         assert {q.line for q in loaded.quarantined} - {4} == {2, 3}  # too few fields: validated
+
+
+def test_utf16_json_lines_load_line_by_line(tmp_path: Path) -> None:
+    decisions = Path(__file__).parents[2] / "examples" / "coding_agent" / "data" / "decisions.jsonl"
+    text = "".join(decisions.read_text().splitlines(keepends=True)[:3])
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b"\xfe\xff" + text.encode("utf-16-be") + b"\n")  # and a stray byte
+    loaded = load_records("decisions", path)
+    assert len(loaded.records) == 3
+    assert [q.line for q in loaded.quarantined] == [4]
+    assert "UTF-16-BE" in loaded.quarantined[0].message
