@@ -25,6 +25,7 @@ from sqlalchemy import Column, Connection, Integer, String, Table, Text, inspect
 from sqlalchemy.exc import SQLAlchemyError
 
 from contextos_lab.domain.config import ProjectError
+from contextos_lab.errors import EXIT_USAGE, UserError
 from contextos_lab.store.database import make_engine, metadata
 
 if TYPE_CHECKING:
@@ -136,15 +137,17 @@ def check_bindings(conn: Connection, key: bytes) -> str | None:
     return None
 
 
-class BindingConflict(ProjectError):
+class BindingConflict(ProjectError, UserError):
     """A write for one project to a store bound to another: the write's transaction is rolled
-    back, so nothing of it is stored (a command exits 2 with this line, naming both)."""
+    back, so nothing of it is stored (any command exits 2 with this line, naming both)."""
 
     def __init__(self, recorded: Binding, project: DomainConfig, why: str) -> None:
-        super().__init__(
+        self.code = EXIT_USAGE
+        ProjectError.__init__(
+            self,
             f"project {project.name} ({project.root}) cannot write to this store: it belongs to "
             f"project {recorded.describe()} ({why}, bound by a writer that got there first); "
-            "nothing was stored: use another --store"
+            "nothing was stored: use another --store",
         )
 
 
