@@ -16,7 +16,7 @@ from tests.loaders.malformed import run_case
 
 
 @settings(
-    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     encoding=st.sampled_from(list(ENCODINGS)),
