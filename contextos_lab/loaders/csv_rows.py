@@ -121,7 +121,7 @@ def _csv_row(number: int, raw: str, header: list[str], cells: list[str], encodin
     for i, cell in enumerate(cells):  # bytes the file's encoding cannot decode: that reason first
         bad = escaped_byte(cell)
         if bad is not None:
-            field = header[min(i, len(header) - 1)]
+            field = header[i] if i < len(header) else (header[-1] if header else None)
             return RawRow(number, raw, field=field, error=undecodable(encoding, bad))
     if len(cells) > len(header):
         return RawRow(

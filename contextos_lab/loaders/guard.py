@@ -66,7 +66,8 @@ def loads_list(text: str) -> Any:
         try:
             out.append(loads(item))
         except ValueError as exc:
-            out.append(UnreadableItem(str(exc)))
+            deep = "nested too deeply" in str(exc)
+            out.append(UnreadableItem("JSON is nested too deeply to read" if deep else str(exc)))
     return out
 
 
