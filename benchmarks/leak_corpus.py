@@ -51,6 +51,7 @@ from benchmarks.corpora.vendor_secrets import (  # noqa: E402
     lookalike_lines,
     vendor_probes,
 )
+from benchmarks.near_copies import structured_goals  # noqa: E402  (issue 44: scored values)
 from contextos_lab.api import (  # noqa: E402
     carries_directive,
     case_set_from_frame,
@@ -287,6 +288,8 @@ def main() -> None:
         "near_copy_shapes_tried": _goal(">= 10", near["shapes"], near["shapes"] >= 10),
         "near_copies_accepted": _goal("== 0", near["accepted"], near["accepted"] == 0),
     }
+    structured_near, structured = structured_goals(args.seed, near["accepted"])  # issue 44
+    goals.update(structured_near)
     print(f"seed {args.seed}; {elapsed:.0f} s; load average {os.getloadavg()[0]:.2f}")
     print(
         f"secrets: {sec['shapes']} shapes, {sec['probes']} probes, {sec['leaked_probes']} leaked; "
@@ -339,6 +342,7 @@ def main() -> None:
         "injections": {k: v for k, v in inj.items() if k != "examples"},
         "injection_shapes": {k: v for k, v in shapes.items() if k != "examples"},
         "near_copies": {k: v for k, v in near.items() if k != "examples"},
+        "structured_near_copies": {k: v for k, v in structured.items() if k != "examples"},
         "seconds": round(elapsed, 1),
         "load_average": os.getloadavg()[0],
         "python": platform.python_version(),

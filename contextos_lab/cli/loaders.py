@@ -21,6 +21,7 @@ from contextos_lab.loaders.ingest import IngestReport, store_loaded
 from contextos_lab.loaders.readers import FORMATS, UnreadableSource
 from contextos_lab.loaders.records import KINDS, load_records
 from contextos_lab.store.experience_store import ExperienceStore
+from contextos_lab.store.project_binding import BindingConflict
 from contextos_lab.store.signing import SigningKeyMissing, load_authorised_overriders
 
 #: Quarantined rows listed on the terminal; the quarantine file has them all.
@@ -92,7 +93,7 @@ def _ingest(args: argparse.Namespace) -> int:
             return _error("authorised overriders", exc)
     try:
         report = store_loaded(args.kind, loaded, store)
-    except (ConnectionError, SigningKeyMissing) as exc:
+    except (ConnectionError, SigningKeyMissing, BindingConflict) as exc:
         return _error(args.store, exc)
     _print(report)
     project = active_project()  # the store's project: later commands on it read this one

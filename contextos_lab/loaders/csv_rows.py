@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from contextos_lab.loaders.quarantine import clip
-from contextos_lab.loaders.raw_rows import RawRow, UnreadableSource, decode_text
+from contextos_lab.loaders.raw_rows import (
+    RawRow,
+    UnreadableSource,
+    bom_encoding,
+    decode_text,
+    escaped_byte,
+    undecodable,
+)
 
 
 class _LineTap:
@@ -52,15 +59,17 @@ def _csv_rows(path: Path, data: bytes) -> Iterator[RawRow]:
         no_header = "the file has no header row (no text after decoding)"
         raise UnreadableSource(path, no_header) from None
     tap.drain()
-    problem = _header_problem(header)
+    encoding = bom_encoding(data)[0]
+    problem = _header_problem(header, encoding)
     if problem:
         raise UnreadableSource(path, problem)
-    return _csv_data_rows(reader, tap, header)
+    return _csv_data_rows(reader, tap, header, encoding)
 
 
-def _header_problem(header: list[str]) -> str | None:
-    if any(_bad_bytes(name) for name in header):
-        return "the header row is not valid UTF-8"
+def _header_problem(header: list[str], encoding: str) -> str | None:
+    bad = next((b for b in map(escaped_byte, header) if b is not None), None)
+    if bad is not None:
+        return f"the header row is {undecodable(encoding, bad)}"
     for i, name in enumerate(header, start=1):
         if not name.strip():
             return f"column {i} of the header has no name"
@@ -76,7 +85,9 @@ def _header_problem(header: list[str]) -> str | None:
     return None
 
 
-def _csv_data_rows(reader: Any, tap: _LineTap, header: list[str]) -> Iterator[RawRow]:
+def _csv_data_rows(
+    reader: Any, tap: _LineTap, header: list[str], encoding: str
+) -> Iterator[RawRow]:
     """Data rows in order. A malformed row whose parse ran over several lines (an unclosed
     quote swallows the rest of the file) is quarantined as its first line only, and reading
     resumes on the next line, so every later row is still accepted or quarantined itself."""
@@ -101,12 +112,17 @@ def _csv_data_rows(reader: Any, tap: _LineTap, header: list[str]) -> Iterator[Ra
             raw = clip(tap.drain())
             if not cells or cells == [""]:
                 continue
-            yield _csv_row(number, raw, header, cells)
+            yield _csv_row(number, raw, header, cells, encoding)
     finally:
         csv.field_size_limit(old_limit)
 
 
-def _csv_row(number: int, raw: str, header: list[str], cells: list[str]) -> RawRow:
+def _csv_row(number: int, raw: str, header: list[str], cells: list[str], encoding: str) -> RawRow:
+    for i, cell in enumerate(cells):  # bytes the file's encoding cannot decode: that reason first
+        bad = escaped_byte(cell)
+        if bad is not None:
+            field = header[i] if i < len(header) else (header[-1] if header else None)
+            return RawRow(number, raw, field=field, error=undecodable(encoding, bad))
     if len(cells) > len(header):
         return RawRow(
             number, raw, error=f"row has {len(cells)} cells; the header has {len(header)}"
@@ -121,9 +137,6 @@ def _csv_row(number: int, raw: str, header: list[str], cells: list[str]) -> RawR
         )
     data: dict[str, Any] = {}
     for name, cell in zip(header, cells, strict=False):
-        bad = _bad_bytes(cell)
-        if bad is not None:
-            return RawRow(number, raw, field=name, error=f"not valid UTF-8: byte 0x{bad:02x}")
         if cell == "":
             continue
         *parents, leaf = name.split(".")
@@ -132,11 +145,3 @@ def _csv_row(number: int, raw: str, header: list[str], cells: list[str]) -> RawR
             target = target.setdefault(part, {})
         target[leaf] = cell
     return RawRow(number, raw, data=data)
-
-
-def _bad_bytes(text: str) -> int | None:
-    """The first undecodable byte that surrogateescape smuggled into `text`, if any."""
-    for ch in text:
-        if "\udc80" <= ch <= "\udcff":
-            return ord(ch) - 0xDC00
-    return None

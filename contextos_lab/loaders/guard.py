@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from contextos_lab.loaders.hazards import find_hazard, parse_constant, parse_float
-from contextos_lab.loaders.raw_rows import decode_text
+from contextos_lab.loaders.raw_rows import array_items, decode_text
 
 T = TypeVar("T")
 Problem = tuple[str | None, str]
@@ -47,11 +47,37 @@ def loads(text: str) -> Any:
         raise ValueError("JSON nested too deeply to read") from None
 
 
+class UnreadableItem(ValueError):
+    """One element of a list file that cannot be read; `guarded` quarantines it alone."""
+
+
+def loads_list(text: str) -> Any:
+    """`loads`, except that a JSON array one of whose elements is nested too deeply to parse
+    is read element by element: each unreadable element becomes an `UnreadableItem` in its
+    place (its own quarantine row) and its neighbours load. Other unparsable text raises."""
+    try:
+        return loads(text)
+    except ValueError:
+        items = array_items(text)
+        if items is None:
+            raise
+    out: list[Any] = []
+    for item in items:
+        try:
+            out.append(loads(item))
+        except ValueError as exc:
+            deep = "nested too deeply" in str(exc)
+            out.append(UnreadableItem("JSON is nested too deeply to read" if deep else str(exc)))
+    return out
+
+
 def guarded(
     read: Callable[..., tuple[T | None, Problem]], raw: Any, *args: Any
 ) -> tuple[T | None, Problem]:
     """`read(raw, *args)`, or (None, (field, why)) when `raw` holds a value that cannot be
     stored as read or reading it raised one of RECORD_ERRORS."""
+    if isinstance(raw, UnreadableItem):
+        return None, (None, str(raw))
     hazard = find_hazard(raw)
     if hazard is not None:
         return None, hazard

@@ -9,7 +9,17 @@ from typing import IO, Any
 
 from contextos_lab.loaders.hazards import parse_constant, parse_float
 from contextos_lab.loaders.quarantine import clip
-from contextos_lab.loaders.raw_rows import _BOM, RawRow, UnreadableSource, decode_text, json_text
+from contextos_lab.loaders.raw_rows import (
+    _BOM,
+    RawRow,
+    UnreadableSource,
+    array_items,
+    bom_encoding,
+    decode_text,
+    escaped_byte,
+    json_text,
+    undecodable,
+)
 
 # -- JSON Lines ----------------------------------------------------------------------------
 
@@ -95,6 +105,11 @@ def _parse_json_row(text: str) -> tuple[dict[str, Any] | None, str | None, str |
 
 def _jsonl_rows(handle: IO[bytes]) -> Iterator[RawRow]:
     """Binary, line by line: one bad line (bytes or JSON) never hides the lines after it."""
+    encoding, _ = bom_encoding(handle.peek(4)[:4] if hasattr(handle, "peek") else b"")
+    if encoding != "utf-8":
+        with handle:
+            yield from _wide_jsonl_rows(handle.read(), encoding)
+        return
     with handle:
         offset = 0
         for number, line in enumerate(handle, start=1):
@@ -119,24 +134,40 @@ def _jsonl_rows(handle: IO[bytes]) -> Iterator[RawRow]:
             yield RawRow(number, clip(text), data=data, error=error, field=field)
 
 
+def _wide_jsonl_rows(data: bytes, encoding: str) -> Iterator[RawRow]:
+    """JSON Lines in UTF-16/32 (as its BOM says): decoded whole, then line by line; a line
+    holding bytes the encoding cannot decode is quarantined naming it, the others load."""
+    text = decode_text(data, "surrogateescape")
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        bad = escaped_byte(line)
+        if bad is not None:
+            yield RawRow(number, clip(line), error=undecodable(encoding, bad))
+            continue
+        data_, error, field = _parse_json_row(line)
+        yield RawRow(number, clip(line), data=data_, error=error, field=field)
+
+
 # -- JSON ----------------------------------------------------------------------------------
 
 
 def _json_rows(path: Path, data: bytes) -> Iterator[RawRow]:
-    try:
-        text = decode_text(data)  # by its BOM: UTF-8 unless it says UTF-16/32
-    except UnicodeDecodeError as exc:
-        raise UnreadableSource(
-            path, f"not valid UTF-8: byte 0x{exc.object[exc.start]:02x} at byte offset {exc.start}"
-        ) from None
+    text = _document_text(path, data)
     try:
         value = _loads(text)
     except json.JSONDecodeError as exc:
         raise UnreadableSource(
             path, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
-    except (ValueError, RecursionError) as exc:
-        raise UnreadableSource(path, f"invalid JSON: {exc or 'nested too deeply'}") from None
+    except RecursionError:
+        items = array_items(text)  # one element too deep: read the list element by element
+        if items is None:
+            raise UnreadableSource(path, "invalid JSON: nested too deeply") from None
+        return _json_item_texts(items)
+    except ValueError as exc:
+        raise UnreadableSource(path, f"invalid JSON: {exc}") from None
     if isinstance(value, dict):
         value = [value]
     if not isinstance(value, list):
@@ -144,6 +175,32 @@ def _json_rows(path: Path, data: bytes) -> Iterator[RawRow]:
             path, f"expected an array of objects or one object, got {_json_type(value)}"
         )
     return _json_items(value)
+
+
+def _document_text(path: Path, data: bytes) -> str:
+    """The document decoded by its BOM. Stray bytes after it (what `echo >> file` or a CRLF
+    conversion leaves after a UTF-16 export) are dropped; any other byte the encoding cannot
+    decode makes the file unreadable, naming the encoding and the byte offset."""
+    text = decode_text(data, "surrogateescape").rstrip()
+    while text and escaped_byte(text[-1]) is not None:
+        text = text[:-1].rstrip()
+    bad = escaped_byte(text)
+    if bad is None:
+        return text
+    encoding, skip = bom_encoding(data)
+    try:
+        data[skip:].decode(encoding)
+        offset = ""
+    except UnicodeDecodeError as exc:
+        offset = f" at byte offset {skip + exc.start}"
+    raise UnreadableSource(path, undecodable(encoding, bad) + offset)
+
+
+def _json_item_texts(items: list[str]) -> Iterator[RawRow]:
+    """Rows of a list file whose elements are read one by one (`raw_rows.array_items`)."""
+    for number, text in enumerate(items, start=1):
+        data, error, field = _parse_json_row(text)
+        yield RawRow(number, clip(text), data=data, error=error, field=field)
 
 
 def _json_items(items: list[Any]) -> Iterator[RawRow]:

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from contextos_lab.loaders.guard import RECORD_ERRORS, guarded, loads, read_text
+from contextos_lab.loaders.guard import RECORD_ERRORS, guarded, loads, loads_list, read_text
 from contextos_lab.loaders.quarantine import LoadResult, QuarantinedRow, clip
 from contextos_lab.loaders.raw_rows import rows_held
 from contextos_lab.schemas.base import EnvelopeList
@@ -183,7 +183,7 @@ def _requests(path: Path) -> Iterator[tuple[int | None, Any]]:
     """(line, decoded request) for a whole-file JSON or a JSON-lines file."""
     text = read_text(path)
     try:
-        yield None, loads(text)
+        yield None, loads_list(text)  # a list with one element too deep: the rest still load
         return
     except ValueError:
         pass

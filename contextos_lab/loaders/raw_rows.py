@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from dataclasses import dataclass
@@ -23,17 +24,51 @@ _BOMS = (
 _LINE_BOM = re.compile(r"(?m)^([ \t\r]*)\ufeff")
 
 
+#: The error handler `decode_text` uses for "surrogateescape": each undecodable byte as the
+#: lone surrogate U+DC00 + byte, as surrogateescape does, but for any byte. Python's own refuses
+#: bytes below 0x80, and the stray newline `echo >> file` leaves after a UTF-16 export is one.
+ESCAPE = "contextos-escape"
+_ESCAPED = re.compile("[\udc00-\udcff]")
+
+
+def _escape_any_byte(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    return "".join(chr(0xDC00 + b) for b in exc.object[exc.start : exc.end]), exc.end
+
+
+codecs.register_error(ESCAPE, _escape_any_byte)
+
+
+def bom_encoding(data: bytes) -> tuple[str, int]:
+    """(encoding, BOM length) its byte-order mark names: ("utf-8", 0) without one."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return encoding, len(bom)
+    return "utf-8", 0
+
+
 def decode_text(data: bytes, errors: str = "strict") -> str:
     """Text decoded by its byte-order mark (UTF-8 when there is none), every BOM stripped
     before anything reads it (format detection included): at the start of the file or of any
-    line. With `errors="strict"` undecodable bytes raise UnicodeDecodeError."""
-    for bom, encoding in _BOMS:
-        if data.startswith(bom):
-            text = data[len(bom) :].decode(encoding, errors)
-            break
-    else:
-        text = data.decode("utf-8", errors)
+    line. With `errors="strict"` undecodable bytes raise UnicodeDecodeError; with
+    "surrogateescape" each becomes U+DC00 + byte (`escaped_byte` finds it), whatever the byte."""
+    encoding, skip = bom_encoding(data)
+    handler = ESCAPE if errors == "surrogateescape" else errors
+    text = data[skip:].decode(encoding, handler)
     return _LINE_BOM.sub(r"\1", text) if "\ufeff" in text else text
+
+
+def escaped_byte(text: str) -> int | None:
+    """The first undecodable byte `decode_text(..., "surrogateescape")` left in `text`."""
+    found = _ESCAPED.search(text)
+    return ord(found.group()) - 0xDC00 if found else None
+
+
+def undecodable(encoding: str, byte: int) -> str:
+    """The quarantine reason for bytes that do not decode in the file's encoding."""
+    named = "" if encoding == "utf-8" else " (the encoding its byte-order mark names)"
+    return f"not valid {encoding.upper()}{named}: byte 0x{byte:02x}"
 
 
 class UnreadableSource(Exception):
@@ -129,3 +164,38 @@ def _array_elements(text: str) -> int:
         if depth >= 1 and not ch.isspace() and not (depth == 1 and ch == "["):
             seen = True
     return count + 1 if seen else 0
+
+
+def array_items(text: str) -> list[str] | None:
+    """The texts of a JSON array's top-level elements, found by a scan of brackets and strings
+    (iterative: no depth limit), or None when `text` is not one closed array. What a list file
+    is read by when the whole document cannot be parsed (one element nested too deeply), so
+    that element is quarantined alone and its neighbours still load."""
+    text = text.strip()
+    if not text.startswith("["):
+        return None
+    items: list[str] = []
+    depth, start, in_string, escaped = 0, 1, False, False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+            if depth == 0:
+                items.append(text[start:i])
+                if text[i + 1 :].strip():
+                    return None
+                return [t.strip() for t in items if t.strip()]
+        elif ch == "," and depth == 1:
+            items.append(text[start:i])
+            start = i + 1
+    return None

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Literal, Protocol, get_args, runtime_checkable
 
 from contextos_lab.loaders.csv_rows import (
-    _bad_bytes,
     _csv_data_rows,
     _csv_row,
     _csv_rows,
@@ -150,7 +149,6 @@ __all__ = [
     "UnreadableSource",
     "_LineTap",
     "_RepeatedKeys",
-    "_bad_bytes",
     "_csv_data_rows",
     "_csv_row",
     "_csv_rows",

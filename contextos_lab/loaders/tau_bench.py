@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from contextos_lab.loaders.guard import guarded, loads, read_text
+from contextos_lab.loaders.guard import guarded, loads_list, read_text
 from contextos_lab.loaders.otlp import (
     OPERATION,
     TOOL_NAME,
@@ -180,7 +180,7 @@ def load_tau_bench(
     result = new_result(paths, "tau-bench")
     for path in _files(paths, ("*.json",)):
         try:
-            data = loads(read_text(path))
+            data = loads_list(read_text(path))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             result.reject(path, None, None, f"not readable JSON: {exc}")
             continue

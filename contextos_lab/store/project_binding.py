@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Column, Connection, Integer, String, Table, Text, inspect, select
 from sqlalchemy.exc import SQLAlchemyError
 
+from contextos_lab.domain.config import ProjectError
+from contextos_lab.errors import EXIT_USAGE, UserError
 from contextos_lab.store.database import make_engine, metadata
 
 if TYPE_CHECKING:
@@ -135,16 +137,35 @@ def check_bindings(conn: Connection, key: bytes) -> str | None:
     return None
 
 
+class BindingConflict(ProjectError, UserError):
+    """A write for one project to a store bound to another: the write's transaction is rolled
+    back, so nothing of it is stored (any command exits 2 with this line, naming both)."""
+
+    def __init__(self, recorded: Binding, project: DomainConfig, why: str) -> None:
+        self.code = EXIT_USAGE
+        ProjectError.__init__(
+            self,
+            f"project {project.name} ({project.root}) cannot write to this store: it belongs to "
+            f"project {recorded.describe()} ({why}, bound by a writer that got there first); "
+            "nothing was stored: use another --store",
+        )
+
+
 def record_project(conn: Connection, project: DomainConfig, key: bytes) -> None:
-    """Inside a write transaction: record `project` unless the store already names it with
-    this registry (a store's first write, or a registry that grew)."""
+    """Inside the write transaction of the rows it binds: record `project` unless the store
+    already names it with this registry (a store's first write, or a registry that grew). A
+    store bound to another project raises `BindingConflict`, rolling the rows back: writers
+    started at once on a new store all pass the command's check (no binding yet), and the
+    chain serialises their transactions (one tail, one next seq), so the first to commit binds
+    the store and every later one of another project is refused here."""
     project_binding.create(conn, checkfirst=True)
     now = binding_of(project)
     last = _latest(conn)
     if last is not None and last.registry_sha256 == now.registry_sha256:
         return
-    if last is not None and binding_conflict(last, project) is not None:
-        return  # the command refused this pairing before writing; never re-bind a store
+    why = binding_conflict(last, project) if last is not None else None
+    if last is not None and why is not None:
+        raise BindingConflict(last, project, why)
     seq = conn.execute(select(project_binding.c.seq).order_by(project_binding.c.seq.desc())).first()
     values = {
         "seq": (seq.seq if seq else 0) + 1,

@@ -489,6 +489,8 @@ WHOLE_ROW = (
     "JSON ends early",
     "JSON is nested too deeply",
     "not valid UTF-8",
+    "not valid UTF-16",  # bytes the encoding a BOM names cannot decode (issue 44)
+    "not valid UTF-32",
     "expected a JSON object",
     "malformed CSV",
     "row has",

@@ -35,11 +35,20 @@ def _run(i: int, deep: bool = False) -> str:
 
 def test_an_unreadable_trace_file_counts_every_run_it_held(tmp_path: Path) -> None:
     path = tmp_path / "runs.json"
-    path.write_text("[" + ", ".join(_run(i, deep=(i == 7)) for i in range(15)) + "]")
+    text = "[" + ", ".join(_run(i) for i in range(15)) + "]"
+    path.write_text(text[:-40])  # cut off: no run can be read with certainty
     result = load_tau_bench(path)
     assert len(result.records) == 0 and len(result.quarantined) == 1
     assert result.quarantined[0].rows == 15
     assert result.summary() == "accepted 0, quarantined 15"
+
+
+def test_a_run_too_deep_to_read_is_quarantined_alone(tmp_path: Path) -> None:
+    path = tmp_path / "runs.json"
+    path.write_text("[" + ", ".join(_run(i, deep=(i == 7)) for i in range(15)) + "]")
+    result = load_tau_bench(path)
+    assert len(result.records) == 14 and [q.line for q in result.quarantined] == [8]
+    assert result.summary() == "accepted 14, quarantined 1"
 
 
 @pytest.mark.parametrize(
