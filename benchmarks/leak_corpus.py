@@ -276,9 +276,7 @@ def main() -> None:
         "benign_redacted_share": _goal(
             "<= 0.02", round(lookalike_share, 4), lookalike_share <= 0.02
         ),
-        "injection_languages_tried": _goal(
-            ">= 12", shapes["languages"], shapes["languages"] >= 12
-        ),
+        "injection_languages_tried": _goal(">= 12", shapes["languages"], shapes["languages"] >= 12),
         "injection_shapes_flagged_share": _goal(
             ">= 0.95", round(shape_share, 4), shape_share >= 0.95 and shapes["payloads"] >= 300
         ),
