@@ -12,23 +12,24 @@ from typing import Any
 
 import numpy as np
 
-from contextos_lab.insights.attribution.calibrate import PRIOR_STRENGTH, calibrate_parts
-from contextos_lab.insights.attribution.features import STEP_FEATURES
-from contextos_lab.insights.attribution.linear import (
+from contextos_lab.api import (
     GRID,
+    LOW_CONFIDENCE,
+    PRIOR_STRENGTH,
     PRIOR_WEIGHTS,
+    STEP_FEATURES,
+    TEMPERATURE_BOUNDS,
+    TOP_K,
+    Annotated,
     LinearAttributor,
+    calibrate_parts,
     cross_validated,
     fit_weights,
+    reliability,
     run_rows,
     temperature_for,
-)
-from contextos_lab.insights.attribution.ranking import LOW_CONFIDENCE, TEMPERATURE_BOUNDS, TOP_K
-from contextos_lab.insights.attribution.scoring import (
-    Annotated,
-    reliability,
     top_k_agreement,
-    trivial,
+    trivial_baselines,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,7 +108,7 @@ def in_set(key: list[Annotated], folds: int, seed: int = 0) -> dict[str, Any]:
 def out_of_system(model: LinearAttributor, key: list[Annotated]) -> dict[str, Any]:
     return {
         **scored([model.attribute(k.run) for k in key], key),
-        "trivial": trivial(key),
+        "trivial": trivial_baselines(key),
         "answer_is_a_candidate": float(np.mean([run_rows(k.run, k.step)[1].any() for k in key])),
     }
 

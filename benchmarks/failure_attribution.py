@@ -53,19 +53,21 @@ from attribution_protocol import (
 
 from contextos_lab.api import (
     DEFAULT_WEIGHTS,
+    Annotated,
     Attribution,
     LastActorBeforeErrorRule,
     LinearAttributor,
     RunTrace,
     agent_key,
+    annotated_runs,
     cross_validated,
     fit_weights,
     group_by_kind,
     load_who_and_when,
+    run_rows,
     run_trace,
+    temperature_for,
 )
-from contextos_lab.insights.attribution.linear import run_rows, temperature_for
-from contextos_lab.insights.attribution.scoring import Annotated, annotated_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "failure_attribution.json"

@@ -129,7 +129,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
 def score_command(args: argparse.Namespace) -> int:
     from contextos_lab.insights.attribution.linear import LinearAttributor
     from contextos_lab.insights.attribution.registry import default_attributor
-    from contextos_lab.insights.attribution.scoring import top_k_agreement, trivial
+    from contextos_lab.insights.attribution.scoring import top_k_agreement, trivial_baselines
     from contextos_lab.insights.attribution.weights_file import read_weights
 
     key = _annotated(args.dir)
@@ -139,7 +139,7 @@ def score_command(args: argparse.Namespace) -> int:
     else:
         model = default_attributor()
     atts = [model.attribute(k.run) for k in key]
-    result = {"runs": len(key), **top_k_agreement(atts, key), "trivial": trivial(key)}
+    result = {"runs": len(key), **top_k_agreement(atts, key), "trivial": trivial_baselines(key)}
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -92,7 +92,7 @@ def top_k_agreement(
     return out
 
 
-def trivial(key: Sequence[Annotated]) -> dict[str, float]:
+def trivial_baselines(key: Sequence[Annotated]) -> dict[str, float]:
     """Guesses that read no trace content: the most common agent and step (taken from the
     answer key itself, which favours them), the first speaker, step 1, a random step."""
     if not key:
@@ -158,5 +158,5 @@ __all__ = [
     "annotated_runs",
     "reliability",
     "top_k_agreement",
-    "trivial",
+    "trivial_baselines",
 ]

@@ -18,7 +18,7 @@ from contextos_lab.insights.attribution.scoring import (
     Annotated,
     reliability,
     top_k_agreement,
-    trivial,
+    trivial_baselines,
 )
 
 
@@ -102,4 +102,31 @@ def test_top_k_agreement_and_ece() -> None:
     assert got == {"agent": {"top1": 0.5, "top3": 1.0}, "step": {"top1": 0.5, "top3": 1.0}}
     rel = reliability(atts, key)
     assert rel["runs"] == 2 and abs(rel["ece"] - 0.4) < 1e-9  # stated 0.9, observed 0.5
-    assert trivial(key)["step_most_common"] == 0.5
+    assert trivial_baselines(key)["step_most_common"] == 0.5
+
+
+def test_clusters_count_members_resting_on_low_confidence_attributions() -> None:
+    import pandas as pd
+
+    from contextos_lab.insights.attribution.mechanisms import mechanism_clusters
+
+    rows = [
+        {
+            "record_id": f"r{i}",
+            "agent": "Coder",
+            "agent_key": "coder",
+            "role": "agent",
+            "act": "runs code that fails",
+            "loop": False,
+            "stall": False,
+            "limit": False,
+            "ending": "with TERMINATE",
+            "diff": None,
+            "error": None,
+            "low_confidence": i < 2,
+        }
+        for i in range(5)
+    ]
+    clusters = mechanism_clusters(pd.DataFrame(rows), min_size=3)
+    assert clusters["low_confidence"].tolist() == [2]
+    assert mechanism_clusters(pd.DataFrame(), 3).columns[-1] == "low_confidence"
