@@ -388,7 +388,7 @@ def main() -> None:
         print_generalisation(gen, protocol)
         results["generalisation"] = gen
         bins = {
-            "Algorithm-Generated, leave-one-run-out": ranked["reliability"],
+            f"Algorithm-Generated, {protocol}": ranked["reliability"],
             "tau-bench, 10-fold": gen["in_set"]["tau_bench_10fold"]["reliability"],
             "Algorithm-Generated -> tau-bench": gen["out_of_system"][
                 "algorithm_generated_to_tau_bench"
