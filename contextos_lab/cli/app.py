@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "contextos_lab.cli.store",
     "contextos_lab.cli.loaders",
     "contextos_lab.cli.insights",
+    "contextos_lab.cli.attribution",
     "contextos_lab.cli.preferences",
     "contextos_lab.cli.runs",
     "contextos_lab.cli.cases",

@@ -8,7 +8,10 @@ cluster, the decision records cited), so `propose --reason-class` finds them.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from contextos_lab.cli.conventions import add_command, iso_datetime
@@ -28,6 +31,11 @@ from contextos_lab.schemas.insight import MIN_CLUSTER_SIZE
 
 
 def _run(args: argparse.Namespace) -> int:
+    with _attribution_weights(args.attribution_weights):
+        return _cluster(args)
+
+
+def _cluster(args: argparse.Namespace) -> int:
     since = args.since  # parsed (with its zone) by argparse: `iso_datetime`
     if not args.sources and not args.store:
         raise UserError("name SOURCE files/folders, or --store URL to cluster what was ingested")
@@ -121,6 +129,29 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextmanager
+def _attribution_weights(path: str | None) -> Iterator[None]:
+    """Checked first (a bad file is one line, before any loading), then named in the
+    environment so every process that attributes, workers included, reads the same weights;
+    the environment is restored afterwards."""
+    if path is None:
+        yield
+        return
+    from contextos_lab.insights.attribution.registry import WEIGHTS_ENV
+    from contextos_lab.insights.attribution.weights_file import read_weights
+
+    read_weights(path)
+    saved = os.environ.get(WEIGHTS_ENV)
+    os.environ[WEIGHTS_ENV] = str(Path(path).resolve())
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(WEIGHTS_ENV, None)
+        else:
+            os.environ[WEIGHTS_ENV] = saved
+
+
 def _out_of_core(args: argparse.Namespace) -> bool:
     """DuckDB when asked, or (auto) for one Parquet file/folder past the size threshold."""
     parquet = len(args.sources) == 1 and (
@@ -200,5 +231,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=int,
         default=default_workers(),
         help="processes reading trace files (default: every core; 1: in this process)",
+    )
+    p.add_argument(
+        "--attribution-weights",
+        default=None,
+        metavar="WEIGHTS",
+        help="attribute failed runs with weights from `contextos-lab attribution calibrate`",
     )
     p.set_defaults(func=_run)

@@ -1,7 +1,11 @@
 """Weights of the default attributor: logistic regression of "this is the annotated
 step" on the generic step features, fitted on all 126 Who&When Algorithm-Generated
 runs by `benchmarks/failure_attribution.py --write-weights` (the benchmark's figures are
-cross-validated: each run is scored by weights fitted without it)."""
+cross-validated: each run is scored by weights fitted without it). DEFAULT_TEMPERATURE is the
+softmax temperature of these weights' candidate scores, fitted on the same runs
+(`ranking.fit_temperature`)."""
+
+DEFAULT_TEMPERATURE = 1.0368
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "role_orchestrator": 0.0000,

@@ -66,6 +66,7 @@ def mechanism_insights(
                 "key": row.mechanism,
                 "agent": row.agent,
                 "agent_share": row.agent_share,
+                "low_confidence_members": int(getattr(row, "low_confidence", 0) or 0),
                 "split": {
                     "discovered_on": SEARCH,
                     **(split.to_dict() if split else {"heldout_fraction": 0.0}),

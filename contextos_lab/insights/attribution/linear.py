@@ -24,6 +24,12 @@ from contextos_lab.insights.attribution.features import (
     step_features,
 )
 from contextos_lab.insights.attribution.protocol import Attribution, excerpt
+from contextos_lab.insights.attribution.ranking import (
+    LOW_CONFIDENCE,
+    TOP_K,
+    fit_temperature,
+    ranked,
+)
 from contextos_lab.insights.attribution.turns import RunTrace, agent_key
 
 
@@ -54,6 +60,10 @@ def _evidence(run: RunTrace, s: RunSignals) -> dict[str, object]:
 class LinearAttributor:
     weights: Mapping[str, float]
     name: str = "linear"
+    #: Softmax temperature of the candidates' scores (see `ranking.fit_temperature`).
+    temperature: float = 1.0
+    top_k: int = TOP_K
+    low_confidence_below: float = LOW_CONFIDENCE
 
     def scores(self, run: RunTrace, s: RunSignals) -> dict[int, tuple[float, dict[str, float]]]:
         rows = step_features(run, s)
@@ -70,23 +80,23 @@ class LinearAttributor:
         scored = self.scores(run, s)
         if not scored:
             return None
-        step = max(scored, key=lambda i: (scored[i][0], -i))  # ties: the earliest step
-        fired = sorted(
-            ((f, round(v, 3)) for f, v in scored[step][1].items() if v > 0),
-            key=lambda fv: -fv[1],
-        )
-        turn = run.turns[step]
+        top, agents = ranked(run, scored, self.temperature, max(1, self.top_k))
+        best = top[0]
         return Attribution(
             run_id=run.run_id,
-            agent=turn.speaker,
-            step=turn.index,
-            position=step,
-            role=s.role[agent_key(turn.speaker)],
-            signal=fired[0][0] if fired else "highest score",
-            signals=tuple(fired),
-            excerpt=excerpt(turn.content),
+            agent=best.agent,
+            step=best.step,
+            position=best.position,
+            role=s.role[agent_key(best.agent)],
+            signal=best.signals[0][0] if best.signals else "highest score",
+            signals=best.signals,
+            excerpt=best.excerpt,
             attributor=self.name,
             evidence=_evidence(run, s),
+            candidates=top,
+            agents=agents,
+            probability=best.probability,
+            low_confidence=best.probability < self.low_confidence_below,
         )
 
 
@@ -124,7 +134,7 @@ class LastActorBeforeErrorRule:
         )
 
 
-def _run_rows(run: RunTrace, step: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+def run_rows(run: RunTrace, step: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """One run's candidate feature rows, whether each is the annotated step, their steps."""
     s = run_signals(run)
     rows = step_features(run, s)
@@ -139,7 +149,7 @@ def training_rows(
     runs: Sequence[RunTrace], steps: Sequence[int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Candidate-step feature rows, whether each is the annotated step, and the run index."""
-    parts = [_run_rows(run, step) for run, step in zip(runs, steps, strict=True)]
+    parts = [run_rows(run, step) for run, step in zip(runs, steps, strict=True)]
     return _stack(parts, range(len(parts)))
 
 
@@ -247,12 +257,24 @@ def fit_weights(
     """Logistic-regression weights of the step features (positive = the annotated step); a
     feature constant over the training runs gets its PRIOR_WEIGHTS value (else 0). Without
     `c`, the penalty and its strength are chosen by an inner cross-validation over these runs."""
-    parts = [_run_rows(run, step) for run, step in zip(runs, steps, strict=True)]
+    parts = [run_rows(run, step) for run, step in zip(runs, steps, strict=True)]
     which = list(range(len(parts)))
     x, y, _ = _stack(parts, which)
     if c is None:
         penalty, c = _select(parts, which)
     return _fit(x, y, c, penalty)
+
+
+def temperature_for(
+    weights: Mapping[str, float],
+    parts: Sequence[tuple[np.ndarray, np.ndarray, list[int]]],
+    which: Sequence[int],
+) -> float:
+    """The softmax temperature of `weights` fitted on the runs `which` of `parts` only."""
+    w = np.array([weights.get(f, 0.0) for f in STEP_FEATURES])
+    chosen = [parts[r] for r in which if len(parts[r][1])]
+    answers = [int(np.argmax(y)) if y.any() else None for _, y, _ in chosen]
+    return fit_temperature([x @ w for x, _, _ in chosen], answers)
 
 
 def cross_validated(
@@ -263,17 +285,21 @@ def cross_validated(
     c: float | None = None,
     penalty: str = "l2",
 ) -> list[Attribution | None]:
-    """Each run attributed by weights fitted on the other folds' runs only; without `c`, the
-    penalty and its strength are also chosen on those runs alone (nested cross-validation)."""
+    """Each run attributed by weights (and their temperature) fitted on the other folds' runs
+    only; without `c`, the penalty and its strength are also chosen on those runs alone
+    (nested cross-validation)."""
     from sklearn.model_selection import KFold
 
-    parts = [_run_rows(run, step) for run, step in zip(runs, steps, strict=True)]
+    parts = [run_rows(run, step) for run, step in zip(runs, steps, strict=True)]
     out: list[Attribution | None] = [None] * len(runs)
     splitter = KFold(n_splits=min(folds, len(runs)), shuffle=True, random_state=seed)
     for train, test in splitter.split(np.arange(len(runs))):
         pen, chosen = _select(parts, train, seed=seed) if c is None else (penalty, c)
         x, y, _ = _stack(parts, train)
-        model = LinearAttributor(_fit(x, y, chosen, pen), name="linear (cross-validated)")
+        weights = _fit(x, y, chosen, pen)
+        model = LinearAttributor(
+            weights, "linear (cross-validated)", temperature_for(weights, parts, train)
+        )
         for i in test:
             out[i] = model.attribute(runs[i])
     return out
@@ -289,5 +315,7 @@ __all__ = [
     "candidates",
     "cross_validated",
     "fit_weights",
+    "run_rows",
+    "temperature_for",
     "training_rows",
 ]

@@ -90,8 +90,19 @@ def title(members: pd.DataFrame, level: int, names: dict[str, str]) -> str:
 
 def mechanism_clusters(attributions: pd.DataFrame, min_size: int = 3) -> pd.DataFrame:
     """One row per cluster (largest first): id, title, size, level, the mechanism, the most
-    common agent and its share, member record ids."""
-    columns = ["cluster", "title", "size", "level", "mechanism", "agent", "agent_share", "members"]
+    common agent and its share, member record ids, and how many members rest on a
+    low-confidence attribution."""
+    columns = [
+        "cluster",
+        "title",
+        "size",
+        "level",
+        "mechanism",
+        "agent",
+        "agent_share",
+        "members",
+        "low_confidence",
+    ]
     if attributions.empty:
         return pd.DataFrame(columns=columns)
     names = display_names(attributions)
@@ -111,6 +122,10 @@ def mechanism_clusters(attributions: pd.DataFrame, min_size: int = 3) -> pd.Data
                 "agent": names[top_key],
                 "agent_share": top_n / len(members),
                 "members": members["record_id"].tolist(),
+                # members whose attribution is below the attributor's confidence threshold
+                "low_confidence": int(
+                    members.get("low_confidence", pd.Series(dtype=bool)).fillna(False).sum()
+                ),
             }
         )
     rows.sort(key=lambda r: (-r["size"], r["level"], r["title"]))

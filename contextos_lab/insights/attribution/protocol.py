@@ -16,6 +16,21 @@ EXCERPT_CHARS = 300
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """One ranked step: its score, its probability of being the decisive step (the run's
+    candidates' scores through a softmax at the attributor's fitted temperature) and the
+    features that pushed it up."""
+
+    step: int
+    position: int
+    agent: str
+    score: float
+    probability: float
+    signals: tuple[tuple[str, float], ...] = ()
+    excerpt: str = ""
+
+
+@dataclass(frozen=True)
 class Attribution:
     run_id: str
     agent: str
@@ -32,6 +47,14 @@ class Attribution:
     evidence: dict[str, Any] = field(default_factory=dict)
     #: Where the step is in `RunTrace.turns` (a tau-bench message may hold several turns).
     position: int = 0
+    #: The top-k steps, best first (the first is `step`); empty for a one-guess attributor.
+    candidates: tuple[Candidate, ...] = ()
+    #: Agents by the summed probability of their candidate steps, best first.
+    agents: tuple[tuple[str, float], ...] = ()
+    #: Calibrated probability that `step` is the decisive step (None: not calibrated).
+    probability: float | None = None
+    #: True when `probability` is below the attributor's low-confidence threshold.
+    low_confidence: bool = False
 
 
 @runtime_checkable
@@ -48,4 +71,4 @@ def excerpt(text: str, width: int = EXCERPT_CHARS) -> str:
     return text if len(text) <= width else text[:width] + " …"
 
 
-__all__ = ["EXCERPT_CHARS", "Attribution", "Attributor", "excerpt"]
+__all__ = ["EXCERPT_CHARS", "Attribution", "Attributor", "Candidate", "excerpt"]

@@ -3,20 +3,49 @@
 `default` is the linear attributor with the bundled weights (`default_weights`), fitted by
 logistic regression on the Who&When Algorithm-Generated runs; what that fitting procedure scores
 on runs it did not see is measured by `benchmarks/failure_attribution.py` (cross-validated).
-Register an LLM judge or a rule of your own with `register(name, factory)`.
+`llm-judge` asks an OpenAI-compatible chat endpoint named by the environment (see `judge`).
+Register a judge or a rule of your own with `register(name, factory)`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
-from contextos_lab.insights.attribution.default_weights import DEFAULT_WEIGHTS
+from contextos_lab.insights.attribution.default_weights import DEFAULT_TEMPERATURE, DEFAULT_WEIGHTS
 from contextos_lab.insights.attribution.linear import LastActorBeforeErrorRule, LinearAttributor
 from contextos_lab.insights.attribution.protocol import Attributor
 
+#: A weights file (`contextos-lab attribution calibrate --out`) that replaces the bundled
+#: weights of `default`; set by `cluster --attribution-weights`, inherited by worker processes
+#: and notebook kernels alike.
+WEIGHTS_ENV = "CONTEXTOS_ATTRIBUTION_WEIGHTS"
+
+
+def default_attributor() -> Attributor:
+    """The linear attributor with the calibrated weights named by WEIGHTS_ENV, else the
+    bundled ones."""
+    path = os.environ.get(WEIGHTS_ENV, "").strip()
+    if path:
+        from contextos_lab.insights.attribution.weights_file import read_weights
+
+        calibrated = read_weights(path)
+        return LinearAttributor(
+            calibrated.weights, name=f"default ({path})", temperature=calibrated.temperature
+        )
+    return LinearAttributor(DEFAULT_WEIGHTS, name="default", temperature=DEFAULT_TEMPERATURE)
+
+
+def _llm_judge() -> Attributor:
+    from contextos_lab.insights.attribution.judge import judge_from_env
+
+    return judge_from_env()
+
+
 ATTRIBUTORS: dict[str, Callable[[], Attributor]] = {
-    "default": lambda: LinearAttributor(DEFAULT_WEIGHTS, name="default"),
+    "default": default_attributor,
     "last-actor-before-error": LastActorBeforeErrorRule,
+    "llm-judge": _llm_judge,
 }
 
 
@@ -30,4 +59,4 @@ def get_attributor(name: str = "default") -> Attributor:
     return ATTRIBUTORS[name]()
 
 
-__all__ = ["ATTRIBUTORS", "get_attributor", "register"]
+__all__ = ["ATTRIBUTORS", "WEIGHTS_ENV", "default_attributor", "get_attributor", "register"]

@@ -1,9 +1,11 @@
 """Attribute every failed run that has a trace: one row per run, annotations beside it.
 
 The row holds what the attributor found (agent, step, signal, excerpt), what the step does
-(`act`), the run's error family, loop/stall/limit flags and ending, and where the data has
-ground truth the tau-bench action diff's shape. Annotated agent/step columns (`annotated_*`)
-are the answer key: copied for scoring and display, never read by attribution or clustering.
+(`act`), the run's error family, loop/stall/limit flags and ending, where the data has
+ground truth the tau-bench action diff's shape, and the calibrated probability with the top-k
+candidate steps (`low_confidence` below the attributor's threshold). Annotated agent/step
+columns (`annotated_*`) are the answer key: copied for scoring and display, never read by
+attribution or clustering.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ COLUMNS = (
     "diff",
     "annotated_agent",
     "annotated_step",
+    "probability",
+    "low_confidence",
+    "candidates",
+    "attributor",
 )
 
 
@@ -157,6 +163,13 @@ def attribution_frame(
                 "diff": diff_shape(inputs),
                 "annotated_agent": inputs.get("mistake_agent"),
                 "annotated_step": inputs.get("mistake_step"),
+                "probability": a.probability,
+                "low_confidence": a.low_confidence,
+                "candidates": [
+                    {"step": c.step, "agent": c.agent, "probability": c.probability}
+                    for c in a.candidates
+                ],
+                "attributor": a.attributor,
             }
         )
     frame = pd.DataFrame(rows, columns=list(COLUMNS))

@@ -25,8 +25,8 @@ def cluster_exemplars(
     per_cluster: int = 1,
     around: int = 2,
 ) -> list[dict[str, Any]]:
-    """Per cluster (largest first) its first runs: the attribution's evidence and the trace
-    around the attributed step (▶ marks it)."""
+    """Per cluster (largest first) its first runs: the attribution's evidence, its calibrated
+    probability and ranked candidate steps, and the trace around the attributed step (▶)."""
     by_id = {t.trace_id: t for t in traces}
     rows = attributions.set_index("record_id")
     out = []
@@ -46,6 +46,9 @@ def cluster_exemplars(
                     "signal": a["signal"],
                     "signals": a["signals"],
                     "excerpt": trace_excerpt(trace, int(a["step"]), around=around),
+                    "probability": a.get("probability"),
+                    "low_confidence": bool(a.get("low_confidence")),
+                    "candidates": list(a.get("candidates") or []),
                 }
             )
     return out

@@ -43,3 +43,5 @@ def test_notebook_shows_attribution_agreement_and_timeline(tmp_path) -> None:
     assert "annotated agent" in html and "attributed agent" in html  # the confusion table
     assert "agent_accuracy" in html
     assert html.count("image/png") >= 1  # the timeline renders inline
+    # each exemplar's ranked candidates and the clusters' low-confidence counts (issue 39)
+    assert "low_confidence" in html and "p=0." in html and "probability" in html

@@ -1,0 +1,92 @@
+"""`contextos-lab attribution calibrate|score` and `cluster --attribution-weights`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from contextos_lab.cli.app import main
+from contextos_lab.insights.attribution.registry import WEIGHTS_ENV
+from tests.insights.attribution.traces import annotate, group_chat_run, write_runs
+
+
+@pytest.fixture
+def annotated(tmp_path):
+    runs = [annotate(group_chat_run(i), "Verification_Expert", 3, "assumed data") for i in range(6)]
+    return write_runs(tmp_path / "runs", runs)
+
+
+def test_calibrate_writes_weights_that_score_uses(annotated, tmp_path, capsys) -> None:
+    out = tmp_path / "w.json"
+    assert main(["attribution", "calibrate", str(annotated), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "6 annotated runs" in printed and "leave-one-run-out" in printed
+    saved = json.loads(out.read_text())
+    assert saved["runs"] == 6 and saved["prior"] == "bundled" and saved["prior_strength"] > 0
+    assert main(["attribution", "score", str(annotated), "--weights", str(out), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result) == {"runs", "agent", "step", "trivial"} and result["runs"] == 6
+    assert set(result["agent"]) == set(result["step"]) == {"top1", "top3"}
+    assert result["step"]["top3"] >= result["step"]["top1"]
+    assert result["step"]["top1"] == 1.0  # six runs saying the same thing were learnt
+    assert main(["attribution", "score", str(annotated)]) == 0
+    table = capsys.readouterr().out
+    assert "top-3" in table and "step_most_common" in table
+
+
+def test_bad_weights_and_unannotated_folders_are_one_line(annotated, tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"weights": {"no_such_feature": 1.0}}))
+    assert main(["attribution", "score", str(annotated), "--weights", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "weights" in err and "no_such_feature" in err
+    assert "Traceback" not in err
+    bare = write_runs(tmp_path / "bare", [group_chat_run(1)])
+    assert main(["attribution", "score", str(bare)]) == 2
+    assert "no failed run" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "cluster",
+                str(annotated),
+                "--out",
+                str(tmp_path / "o"),
+                "--attribution-weights",
+                str(bad),
+            ]
+        )
+        == 2
+    )
+    assert str(bad) in capsys.readouterr().err
+
+
+def test_cluster_uses_calibrated_weights_and_restores_the_environment(
+    annotated, tmp_path, monkeypatch, capsys
+) -> None:
+    monkeypatch.delenv(WEIGHTS_ENV, raising=False)
+    weights = tmp_path / "w.json"
+    assert main(["attribution", "calibrate", str(annotated), "--out", str(weights)]) == 0
+    out = tmp_path / "o"
+    args = [
+        "cluster",
+        str(annotated),
+        "--out",
+        str(out),
+        "--heldout-fraction",
+        "0",
+        "--text-backend",
+        "none",
+    ]
+    assert main([*args, "--attribution-weights", str(weights)]) == 0
+    report = json.loads((out / "insights.json").read_text())
+    used = {a["attributor"] for a in _attributions(report)}
+    assert used == {f"default ({weights.resolve()})"}
+    assert WEIGHTS_ENV not in __import__("os").environ
+    assert main(args) == 0
+    report = json.loads((out / "insights.json").read_text())
+    assert {a["attributor"] for a in _attributions(report)} == {"default"}
+
+
+def _attributions(report: dict) -> list[dict]:
+    return report["attributions"]

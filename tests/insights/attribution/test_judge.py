@@ -1,0 +1,128 @@
+"""The LLM judge adapter against a stub chat-completions server on 127.0.0.1 (no network):
+it sends only the kit's candidates and the run's signals, takes the judge's pick, caches,
+stays within its call budget and keeps the kit's attribution when the judge fails."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+import pytest
+
+from contextos_lab.errors import UserError
+from contextos_lab.harness.result_cache import ResultCache
+from contextos_lab.insights.attribution import RunTrace, Turn, get_attributor
+from contextos_lab.insights.attribution.judge import ChatJudge
+
+SECRET = "ZEBRA-ONLY-IN-A-TOOL-TURN"
+
+
+class _Stub(BaseHTTPRequestHandler):
+    requests: ClassVar[list[dict[str, Any]]] = []
+    headers_seen: ClassVar[list[str]] = []
+    pick: ClassVar[str] = "second"  # which candidate to name: "second", "bogus", "prose"
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append({"path": self.path, **body})
+        type(self).headers_seen.append(self.headers.get("Authorization", ""))
+        candidates = json.loads(body["messages"][-1]["content"])["candidates"]
+        step = {"second": candidates[1]["step"], "bogus": 999}.get(self.pick)
+        content = (
+            "I cannot say." if step is None else json.dumps({"step": step, "reason": "it guessed"})
+        )
+        reply = {
+            "id": "x",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+        }
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def endpoint() -> Iterator[str]:
+    _Stub.requests, _Stub.headers_seen, _Stub.pick = [], [], "second"
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def _run(i: int) -> RunTrace:
+    return RunTrace(
+        f"r{i}",
+        (
+            Turn(0, "Planner_Expert", f"Task {i}: count the rows, then report the total."),
+            Turn(1, "Coder_Expert", "```python\nprint(len(open('t.csv').readlines()))\n```"),
+            Turn(2, "Computer_terminal", f"exitcode: 1\nTraceback: FileNotFoundError {SECRET}"),
+            Turn(3, "Coder_Expert", "The file is missing, I will use sample data instead: 42."),
+            Turn(4, "Checker_Expert", "The total is 42. TERMINATE"),
+        ),
+    )
+
+
+def test_the_judge_picks_among_the_kits_candidates_and_sees_nothing_else(endpoint) -> None:
+    judge = ChatJudge(endpoint, "stub-model", api_key="k-123")
+    kit = get_attributor().attribute(_run(1))
+    (a,) = judge.attribute_many([_run(1)])
+    assert a is not None and kit is not None
+    assert a.step == kit.candidates[1].step and a.step != kit.step
+    assert a.evidence["judge"]["kit_step"] == kit.step and a.attributor == "llm-judge"
+    (sent,) = _Stub.requests
+    assert sent["path"] == "/v1/chat/completions" and sent["model"] == "stub-model"
+    assert _Stub.headers_seen == ["Bearer k-123"]
+    body = json.loads(sent["messages"][-1]["content"])
+    assert [c["step"] for c in body["candidates"]] == [c.step for c in kit.candidates]
+    assert "error_steps" in body["signals"]
+    assert SECRET not in json.dumps(sent)  # the tool turn is no candidate: never sent
+
+
+def test_answers_are_cached_calls_are_concurrent_and_budgeted(endpoint) -> None:
+    cache = ResultCache(None)
+    runs = [_run(i) for i in range(4)]
+    judge = ChatJudge(endpoint, "stub-model", cache=cache, max_concurrency=2, max_calls=3)
+    first = judge.attribute_many(runs)
+    assert len(_Stub.requests) == 3 and judge.calls == 3
+    over = [a for a in first if a is not None and "kept_kit_attribution" in a.evidence["judge"]]
+    assert len(over) == 1 and "budget" in over[0].evidence["judge"]["kept_kit_attribution"]
+    again = ChatJudge(endpoint, "stub-model", cache=cache, max_calls=0)
+    second = again.attribute_many(runs[:3])
+    assert len(_Stub.requests) == 3 and again.calls == 0  # all three answered from the cache
+    assert [a.step for a in second] == [a.step for a in first[:3]]
+
+
+@pytest.mark.parametrize("pick", ["bogus", "prose"])
+def test_a_judge_that_names_no_candidate_leaves_the_kits_attribution(endpoint, pick) -> None:
+    _Stub.pick = pick
+    kit = get_attributor().attribute(_run(7))
+    (a,) = ChatJudge(endpoint, "stub-model").attribute_many([_run(7)])
+    assert a is not None and kit is not None and a.step == kit.step
+    assert "kept_kit_attribution" in a.evidence["judge"]
+
+
+def test_an_unreachable_endpoint_leaves_the_kits_attribution() -> None:
+    judge = ChatJudge("http://127.0.0.1:9/v1", "m", timeout_s=2.0)
+    a = judge.attribute(_run(2))
+    assert a is not None and "judge failed" in a.evidence["judge"]["kept_kit_attribution"]
+
+
+def test_the_registry_names_what_the_environment_must_give(monkeypatch) -> None:
+    monkeypatch.delenv("CONTEXTOS_JUDGE_BASE_URL", raising=False)
+    with pytest.raises(UserError, match="CONTEXTOS_JUDGE_BASE_URL"):
+        get_attributor("llm-judge")
+    monkeypatch.setenv("CONTEXTOS_JUDGE_BASE_URL", "http://127.0.0.1:1/v1")
+    monkeypatch.setenv("CONTEXTOS_JUDGE_MODEL", "m")
+    assert isinstance(get_attributor("llm-judge"), ChatJudge)
