@@ -136,6 +136,13 @@ def trace_attribution(trace: Trace, attributor: Attributor) -> dict[str, Any] | 
         "error_steps": a.evidence.get("error_steps", []),
         "loop_steps": a.evidence.get("loop_steps", []),
         "stall_steps": a.evidence.get("stall_steps", []),
+        "probability": a.probability,
+        "low_confidence": a.low_confidence,
+        "candidates": [
+            {"step": c.step, "agent": c.agent, "probability": c.probability}
+            for c in a.candidates
+        ],
+        "attributor": a.attributor,
     }
 
 
@@ -163,13 +170,6 @@ def attribution_frame(
                 "diff": diff_shape(inputs),
                 "annotated_agent": inputs.get("mistake_agent"),
                 "annotated_step": inputs.get("mistake_step"),
-                "probability": a.probability,
-                "low_confidence": a.low_confidence,
-                "candidates": [
-                    {"step": c.step, "agent": c.agent, "probability": c.probability}
-                    for c in a.candidates
-                ],
-                "attributor": a.attributor,
             }
         )
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
