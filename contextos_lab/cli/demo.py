@@ -157,7 +157,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "demo",
-        help="run the whole loop on the bundled data",
         example="contextos-lab demo --out out/demo",
     )
     p.add_argument("--out", default="out/demo", help="where proposal files and reports go")

@@ -137,7 +137,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "goldens",
-        help="record, diff and re-record the project's goldens from the CLI",
         example=[
             "contextos-lab goldens record POLICY_MY_BUNDLE_V1 --project my-domain",
             "contextos-lab goldens diff POLICY_MY_BUNDLE_V1",
