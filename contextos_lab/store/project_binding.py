@@ -169,5 +169,5 @@ def _refuse_unnamed(project: DomainConfig) -> None:
         raise UserError(
             f"this store has no project yet and none was named (the bundled example "
             f"{project.name} is only a fallback): pass --project DIR (or set $CONTEXTOS_PROJECT) "
-            "to say which project the store belongs to; nothing was written"
+            "to name the store's project; nothing was written"
         )
