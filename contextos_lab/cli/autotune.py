@@ -20,7 +20,7 @@ from contextos_lab.errors import (
     EXIT_USAGE,
     one_line,
 )
-from contextos_lab.harness.result_cache import add_no_cache_flag
+from contextos_lab.harness.cache_flags import add_no_cache_flag
 
 if TYPE_CHECKING:
     from contextos_lab.autotune.context import RunContext

@@ -30,7 +30,7 @@ from contextos_lab.errors import (
     EXIT_USAGE,
     one_line,
 )
-from contextos_lab.harness.result_cache import add_no_cache_flag
+from contextos_lab.harness.cache_flags import add_no_cache_flag
 
 if TYPE_CHECKING:  # Optuna, papermill and the gate load when a job runs, not for `--help`
     from contextos_lab.proposals.files.emit import EmitResult
@@ -202,7 +202,7 @@ def add_gate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--store", default=None, help="SQLAlchemy URL: also store the emitted proposals/tasks"
     )
-    add_no_cache_flag(p)  # harness.result_cache: the gate (and sweep) re-run every call
+    add_no_cache_flag(p)  # harness.cache_flags: the gate (and sweep) re-run every call
     add_progress_flag(p)
 
 
