@@ -19,7 +19,7 @@ E = TypeVar("E", bound="Envelope")
 def add_store_options(p: argparse.ArgumentParser, bundles: bool = True) -> None:
     p.add_argument("--store", default=default_store_url(), help="SQLAlchemy URL")
     if bundles:
-        from contextos_lab.proposals.policy.registry import DEFAULT_BUNDLES_DIR
+        from contextos_lab.proposals.policy import DEFAULT_BUNDLES_DIR
 
         p.add_argument(
             "--bundles",

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from contextos_lab.cli.common import next_step
 from contextos_lab.cli.conventions import add_command
 from contextos_lab.cli.store import default_store_url, open_store
-from contextos_lab.proposals.policy.registry import DEFAULT_BUNDLES_DIR, BundleRegistry
-from contextos_lab.schemas.insight import InsightCluster
-from contextos_lab.schemas.strategy import StrategyProposal, StrategyRule
+from contextos_lab.proposals.policy import DEFAULT_BUNDLES_DIR
 
-# The compilers, the replay gate and the metrics (pandas, the store) load inside the command
-# that runs them: `replay --help` imports none of them.
+# The compilers, the replay gate, the metrics and the schemas (pandas, pydantic, the store) load
+# inside the command that runs them: `replay --help` imports none of them.
 if TYPE_CHECKING:
     from contextos_lab.schemas.base import Envelope
+    from contextos_lab.schemas.insight import InsightCluster
+    from contextos_lab.schemas.strategy import StrategyRule
 
 E = TypeVar("E", bound="Envelope")
 
@@ -65,6 +65,8 @@ def _dump(item: Any) -> None:
 
 
 def _find_insight(store: Any, args: argparse.Namespace) -> InsightCluster | None:
+    from contextos_lab.schemas.insight import InsightCluster
+
     if args.insight:
         return store.get(InsightCluster, args.insight)
     found = [c for c in store.list(InsightCluster) if c.override_reason_class == args.reason_class]
@@ -77,6 +79,8 @@ def _propose(args: argparse.Namespace) -> int:
         cluster_records,
         compile_insight,
     )
+    from contextos_lab.proposals.policy.registry import BundleRegistry
+    from contextos_lab.schemas.strategy import StrategyRule
 
     store = open_store(args.store)
     if store is None:
@@ -116,6 +120,7 @@ def _propose(args: argparse.Namespace) -> int:
 def _replay_layer_rule(args: argparse.Namespace, store: Any, rule: StrategyRule) -> int:
     """A proposed adjustment-layer rule: the project's layer goldens on the live layer
     version and on it plus the rule (`replay.layers`)."""
+    from contextos_lab.proposals.policy.registry import BundleRegistry
     from contextos_lab.proposals.release.layer_registry import LayerRegistry
     from contextos_lab.proposals.replay.goldens import load_goldens
     from contextos_lab.proposals.replay.layers import LayerReplayError, run_layer_replay
@@ -153,16 +158,20 @@ def _replay_layer_rule(args: argparse.Namespace, store: Any, rule: StrategyRule)
 
 def _reason_class(store: Any, insight_id: str) -> str | None:
     """The class a proposal fixes: goldens expecting another class's fix must not change."""
+    from contextos_lab.schemas.insight import InsightCluster
+
     insight = store.get(InsightCluster, insight_id) if insight_id else None
     return insight.override_reason_class if insight is not None else None
 
 
 def _replay(args: argparse.Namespace) -> int:
     from contextos_lab.proposals.monitor.closure import close_failed_replay
+    from contextos_lab.proposals.policy.registry import BundleRegistry
     from contextos_lab.proposals.release.release import record_replay, send_to_replay
     from contextos_lab.proposals.replay.goldens import load_goldens
     from contextos_lab.proposals.replay.replay import BaselineDrift, run_replay_gate
     from contextos_lab.schemas.lifecycle import LifecycleStatus
+    from contextos_lab.schemas.strategy import StrategyProposal, StrategyRule
 
     store = open_store(args.store)
     if store is None:
