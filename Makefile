@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint venv clean
+.PHONY: demo test lint docs venv clean
 
 $(STAMP): pyproject.toml constraints.txt setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,8 +23,13 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports  # the import contracts in .importlinter: stage order, no circles
 
+# the documentation site into site/ (--strict: a broken link or nav entry fails the build);
+# notebooks show their outputs when `make demo` has left executed copies in out/demo/reports/
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache site

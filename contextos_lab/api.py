@@ -263,10 +263,61 @@ RESEARCH: dict[str, str] = {
 }
 
 
+#: What a domain's own scripts build from Python (issue 40): goldens, policy bundles and
+#: patches, replay cases (packets and replay sets), envelopes, loaders. Stable names: an
+#: internal move changes the right-hand side here, never a user's `from contextos_lab.api
+#: import ...`. "module:attribute" where the public name differs from the module's.
+BUILDERS: dict[str, str] = {
+    # goldens: what a patch must (not) change, and recording them from replay cases
+    "GoldenCase": "contextos_lab.proposals.replay.goldens",
+    "ExpectedOutcome": "contextos_lab.proposals.replay.goldens",
+    "load_goldens": "contextos_lab.proposals.replay.goldens",
+    "dump_goldens": "contextos_lab.proposals.replay.goldens",
+    "bundled_goldens": "contextos_lab.proposals.replay.goldens",
+    "outputs_hash": "contextos_lab.proposals.replay.goldens",
+    "GoldensTarget": "contextos_lab.proposals.replay.golden_recording:Target",
+    "record_goldens": "contextos_lab.proposals.replay.golden_recording",
+    # policy bundles and patches
+    "PolicyBundle": "contextos_lab.proposals.policy.bundle",
+    "PolicyRule": "contextos_lab.proposals.policy.bundle",
+    "PolicyDecision": "contextos_lab.proposals.policy.bundle",
+    "evaluate_policy": "contextos_lab.proposals.policy.bundle:evaluate",
+    "apply_patch": "contextos_lab.proposals.policy.bundle",
+    "BundleRegistry": "contextos_lab.proposals.policy.registry",
+    "Patch": "contextos_lab.schemas.strategy",
+    "PatchOp": "contextos_lab.schemas.strategy",
+    # replay cases and the replay gate
+    "ReplayPacket": "contextos_lab.schemas.replay",
+    "write_replay_set": "contextos_lab.harness.replay_sets",
+    "read_packets": "contextos_lab.harness.replay_sets",
+    "packet_content_hash": "contextos_lab.harness.replay_sets",
+    "replay_decision_record": "contextos_lab.proposals.replay.replay",
+    "run_replay_gate": "contextos_lab.proposals.replay.replay",
+    # envelopes
+    "Envelope": "contextos_lab.schemas.base",
+    "DecisionRecord": "contextos_lab.schemas.decision",
+    "FeedbackEntry": "contextos_lab.schemas.feedback",
+    "InsightCluster": "contextos_lab.schemas.insight",
+    "Scorecard": "contextos_lab.schemas.scorecard",
+    "StrategyProposal": "contextos_lab.schemas.strategy",
+    "StrategyRule": "contextos_lab.schemas.strategy",
+    # loaders and attributors
+    "load_records": "contextos_lab.loaders.records",
+    "ingest_file": "contextos_lab.loaders.ingest",
+    "get_attributor": "contextos_lab.insights.attribution.registry",
+    "register_attributor": "contextos_lab.insights.attribution.registry:register",
+}
+
+
 def __getattr__(name: str) -> Any:
-    module = RESEARCH.get(name)
-    if module is None:
-        raise AttributeError(f"module 'contextos_lab.api' has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(module), name)
+    target = RESEARCH.get(name) or BUILDERS.get(name)
+    if target is None:
+        raise AttributeError(f"module 'contextos_lab.api' has no attribute {name!r}")
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute or name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *RESEARCH, *BUILDERS})

@@ -7,7 +7,7 @@ prints either as one line on stderr and exits with its `code`. Notebook users se
 message as an ordinary exception. Other failures (a bug, a broken dependency) keep their
 tracebacks: they are not the user's to fix.
 
-Exit statuses (README "CLI conventions" repeats this table; a scheduler may retry 3 and 4,
+Exit statuses (README "Exit statuses" repeats this table; a scheduler may retry 3 and 4,
 never 2 or 9):
 
     0  done (also when nothing was promoted: the command says so)

@@ -10,6 +10,7 @@ import pytest
 
 import contextos_lab as cl
 from contextos_lab.cli.app import main
+from contextos_lab.domain.loader import BUNDLED_PROJECT
 from contextos_lab.schemas import DecisionRecord
 from contextos_lab.store import ExperienceStore
 from tests.gate.gate_toy import write_project
@@ -46,7 +47,8 @@ def test_load_insights_and_feedback(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_store_lookups_accept_the_class_or_its_name(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/s.db"
     path = write_rows(tmp_path / "d.jsonl", [decision_row(i) for i in range(3)], DecisionRecord)
-    assert main(["ingest", "decisions", str(path), "--store", url]) == 0
+    named = ["--project", str(BUNDLED_PROJECT)]  # a fresh store's first write names its project
+    assert main(["ingest", "decisions", str(path), "--store", url, *named]) == 0
     store = ExperienceStore(url)
     counts = {store.count(k) for k in (DecisionRecord, "DecisionRecord", "decision_record")}
     assert counts == {3}

@@ -29,6 +29,7 @@ __all__ = [
     "project_init",
     "project_option",
     "proposals",
+    "registry",
     "release",
     "runs",
     "schemas",

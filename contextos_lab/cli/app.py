@@ -1,7 +1,8 @@
-"""`contextos-lab ...`: one argparse tree; each stage registers its own subcommands.
+"""`contextos-lab ...`: one argparse tree, built only as far as the invoked command needs.
 
-A command module exposes `register(subparsers)`, adding parsers whose `func(args) -> int` runs
-the command. Stages add themselves to COMMAND_MODULES; nothing else here needs to change.
+`cli.registry.COMMANDS` maps each command to the "module:function" that registers it. `--help`
+lists the commands from that table alone; `contextos-lab X ...` imports and builds X's parser
+only (the others stay one-line stubs), so a light command never pays for a heavy one's imports.
 
 Conventions (see `cli.conventions`): register with `add_command(..., example=...)` so `--help`
 shows an example; raise `contextos_lab.errors.UserError` for anything the user can fix. `main`
@@ -12,44 +13,22 @@ one line on stderr and exit 2; argparse errors are one line and exit 2 too (`Par
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from collections.abc import Sequence
 
 from contextos_lab.cli.conventions import Formatter, Parser, report_user_error
-from contextos_lab.cli.next_steps import invocation
-from contextos_lab.cli.project_option import add_project_option, project_from_args
-from contextos_lab.domain.active import ENV as PROJECT_ENV
+from contextos_lab.cli.registry import COMMANDS, load, modules
 from contextos_lab.errors import EXIT_STATUSES, ExitError
 
-COMMAND_MODULES: tuple[str, ...] = (
-    "contextos_lab.cli.project",
-    "contextos_lab.cli.schemas",
-    "contextos_lab.cli.store",
-    "contextos_lab.cli.loaders",
-    "contextos_lab.cli.insights",
-    "contextos_lab.cli.attribution",
-    "contextos_lab.cli.preferences",
-    "contextos_lab.cli.runs",
-    "contextos_lab.cli.cases",
-    "contextos_lab.cli.autotune",
-    "contextos_lab.cli.enqueue",
-    "contextos_lab.cli.dashboard",
-    "contextos_lab.cli.gate",
-    "contextos_lab.cli.heldout",
-    "contextos_lab.cli.sweep",
-    "contextos_lab.cli.proposals",
-    "contextos_lab.cli.release",
-    "contextos_lab.cli.monitor",
-    "contextos_lab.cli.bundle",
-    "contextos_lab.cli.goldens",
-    "contextos_lab.cli.loop",
-    "contextos_lab.cli.demo",
-)
+#: Every command module (import each for a full tree: `build_parser()` with no command).
+COMMAND_MODULES: tuple[str, ...] = modules()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser: the full tree (`command` None), or that command's parser beside
+    one-line stubs for the others, which is all `parse_args` of `command ...` needs (an
+    unknown `command`, or "": stubs only, for `--help` and argparse's own errors)."""
     parser = Parser(
         prog="contextos-lab",
         description="Turn operator corrections and failed runs into typed proposals.",
@@ -59,20 +38,42 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=Formatter,
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:  # a real import error inside the module: surface it
-                raise
-            continue  # stage not installed in this build; tests assert all are present
-        module.register(subparsers)
-    _with_project_option(parser)
+    wanted = None if command is None else COMMANDS.get(command, (None,))[0]
+    built: set[str] = set()
+    for name, (target, summary) in COMMANDS.items():
+        if name in subparsers.choices:  # registered by an earlier name's function
+            continue
+        if (command is None or target == wanted) and target not in built:
+            built.add(target)
+            _register(subparsers, target)
+        if name not in subparsers.choices:
+            subparsers.add_parser(name, help=summary, add_help=False)
     return parser
+
+
+def _register(subparsers: argparse._SubParsersAction, target: str) -> None:
+    try:
+        register = load(target)
+    except ModuleNotFoundError as exc:
+        if exc.name != target.partition(":")[0]:  # a real import error inside: surface it
+            raise
+        return  # stage not installed in this build; tests assert all are present
+    before = set(subparsers.choices)
+    register(subparsers)
+    for name, sub in subparsers.choices.items():
+        if name not in before:
+            _with_project_option(sub)
+
+
+def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser `argv` needs: its command's (the first word) beside stubs for the rest."""
+    return build_parser(next((a for a in argv if not a.startswith("-")), ""))
 
 
 def _with_project_option(parser: argparse.ArgumentParser) -> None:
     """Every leaf command takes `--project DIR` (the domain), unless it declares its own."""
+    from contextos_lab.cli.project_option import add_project_option
+
     nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     if not nested:
         if not any("--project" in a.option_strings for a in parser._actions):
@@ -84,8 +85,13 @@ def _with_project_option(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser_for(argv).parse_args(argv)  # `--help` ends here, having imported no stage
+    from contextos_lab.cli.next_steps import invocation
+    from contextos_lab.cli.project_option import project_from_args
+    from contextos_lab.domain.active import ENV as PROJECT_ENV
+    from contextos_lab.domain.active import use_project
+
     project = project_from_args(args)  # the domain every command reads; one line, exit 2
     if project is None:
         return 2
@@ -93,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     saved = os.environ.get(PROJECT_ENV)
     os.environ[PROJECT_ENV] = str(project.root)
     try:
-        with invocation(args, project, parser):
+        with invocation(args, project, build_parser):
             return int(args.func(args) or 0)
     except ExitError as exc:  # a user error (2) or an unreachable server (3): one line
         return report_user_error(exc)
@@ -103,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     finally:
+        use_project(project)  # still active, but no longer the unnamed last resort (in-process)
         if saved is None:
             os.environ.pop(PROJECT_ENV, None)
         else:

@@ -21,7 +21,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "attribution",
-        help="calibrate the failure attributor on your annotated runs, and score it",
         example=[
             "contextos-lab attribution calibrate runs/ --out weights.json",
             "contextos-lab attribution score runs/ --weights weights.json --json",

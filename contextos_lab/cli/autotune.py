@@ -6,10 +6,6 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from contextos_lab.autotune.spec.load import SpecError
-from contextos_lab.autotune.study.baseline import HarnessProtocolError, HarnessUnreachable
-from contextos_lab.autotune.study.open import StudyMismatch
-from contextos_lab.autotune.study.storage import StorageUnreachable
 from contextos_lab.cli.conventions import (
     add_command,
     add_progress_flag,
@@ -24,7 +20,7 @@ from contextos_lab.errors import (
     EXIT_USAGE,
     one_line,
 )
-from contextos_lab.harness.result_cache import add_no_cache_flag
+from contextos_lab.harness.cache_flags import add_no_cache_flag
 
 if TYPE_CHECKING:
     from contextos_lab.autotune.context import RunContext
@@ -49,7 +45,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "search",
-        help="constrained Pareto search over a harness's tunable surfaces (writes DIR/front.json)",
         example=[
             "contextos-lab search my_run.yaml --out out/search",
             "contextos-lab search my_run.yaml --out out/search --n-trials 60 --workers 2",
@@ -81,8 +76,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Optuna, pandas and the harness load here, when the search runs, not for `search --help`
     from contextos_lab.autotune.context import prepare
-    from contextos_lab.autotune.spec.load import load_spec
+    from contextos_lab.autotune.spec.load import SpecError, load_spec
+    from contextos_lab.autotune.study.baseline import HarnessProtocolError, HarnessUnreachable
+    from contextos_lab.autotune.study.open import StudyMismatch
+    from contextos_lab.autotune.study.storage import StorageUnreachable
     from contextos_lab.autotune.sweep import sweep, write_front_json
 
     try:

@@ -8,10 +8,11 @@ from pathlib import Path
 from contextos_lab.cli.common import add_store_options, next_step, store_of
 from contextos_lab.cli.conventions import add_command
 from contextos_lab.errors import UserError
-from contextos_lab.proposals.files.change_bundle import MANIFEST, write_bundle
 
 
 def _bundle(args: argparse.Namespace) -> int:
+    from contextos_lab.proposals.files.change_bundle import MANIFEST, write_bundle
+
     store = store_of(args)
     gate = Path(args.gate) if args.gate else None
     if gate is not None and not gate.is_dir():
@@ -30,7 +31,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "bundle",
-        help="write the change-control bundle (manifest + one file per proposal)",
         example="contextos-lab bundle --out out/change-control --gate out/gate",
     )
     p.add_argument("--out", required=True, help="bundle folder")

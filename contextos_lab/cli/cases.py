@@ -6,14 +6,11 @@ import argparse
 import sys
 
 from contextos_lab.cli.conventions import add_command
-from contextos_lab.harness.case_format import CaseFormatError, convert
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     example = "contextos-lab cases import examples/standin_llm/cases.jsonl --out my_sets"
-    p = add_command(
-        subparsers, "cases", help="convert hand-written cases into case sets", example=example
-    )
+    p = add_command(subparsers, "cases", example=example)
     sub = p.add_subparsers(dest="cases_command", required=True, metavar="ACTION")
     imp = add_command(
         sub,
@@ -29,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from contextos_lab.harness.case_format import CaseFormatError, convert
+
     try:
         done = convert(args.file, args.out, heldout_share=args.heldout_share, seed=args.seed)
     except (CaseFormatError, ValueError, OSError) as exc:

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from contextos_lab.cli.store import default_store_url
 from contextos_lab.errors import UserError
-from contextos_lab.proposals.policy.registry import DEFAULT_BUNDLES_DIR
-from contextos_lab.schemas.base import Envelope
-from contextos_lab.store.experience_store import ExperienceStore
 
-E = TypeVar("E", bound=Envelope)
+if TYPE_CHECKING:  # stage imports wait for the command to run: `--help` needs none of them
+    from contextos_lab.schemas.base import Envelope
+    from contextos_lab.store.experience_store import ExperienceStore
+
+E = TypeVar("E", bound="Envelope")
 
 
 def add_store_options(p: argparse.ArgumentParser, bundles: bool = True) -> None:
     p.add_argument("--store", default=default_store_url(), help="SQLAlchemy URL")
     if bundles:
+        from contextos_lab.proposals.policy import DEFAULT_BUNDLES_DIR
+
         p.add_argument(
             "--bundles",
             default=str(DEFAULT_BUNDLES_DIR),
@@ -26,6 +29,8 @@ def add_store_options(p: argparse.ArgumentParser, bundles: bool = True) -> None:
 
 
 def store_of(args: argparse.Namespace) -> ExperienceStore:
+    from contextos_lab.store.experience_store import ExperienceStore
+
     try:
         return ExperienceStore(args.store, create=False)
     except (FileNotFoundError, ConnectionError) as exc:

@@ -3,7 +3,7 @@
 Use it when registering a command::
 
     from contextos_lab.cli.conventions import add_command, positive_int
-    p = add_command(subparsers, "search", help="...", example="contextos-lab search s.yaml")
+    p = add_command(subparsers, "search", example="contextos-lab search s.yaml")
     p.add_argument("--workers", type=positive_int, default=1)
 
 and raise `contextos_lab.errors.UserError` for anything the user can fix: `cli.main` prints it
@@ -79,12 +79,19 @@ def add_command(
     subparsers: argparse._SubParsersAction,
     name: str,
     *,
-    help: str,
     example: str | Iterable[str],
+    help: str | None = None,
     description: str | None = None,
     **kwargs: Any,
 ) -> argparse.ArgumentParser:
-    """A subcommand parser whose `--help` ends with an example and whose errors are one line."""
+    """A subcommand parser whose `--help` ends with an example and whose errors are one line.
+
+    A top-level command's `help` is its line in `cli.registry.COMMANDS` unless given here.
+    """
+    if help is None:
+        from contextos_lab.cli.registry import summary
+
+        help = summary(name)
     return subparsers.add_parser(
         name,
         help=help,

@@ -21,13 +21,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from optuna.study import StudyDirection
-from optuna.trial import FrozenTrial
+from typing import TYPE_CHECKING, Any
 
 from contextos_lab.cli.conventions import add_command
 from contextos_lab.errors import UserError
+
+if TYPE_CHECKING:  # Optuna loads when the dashboard starts, not for `dashboard --help`
+    from optuna.study import StudyDirection
+    from optuna.trial import FrozenTrial
 
 INSTALL_HINT = "pip install 'contextos-lab[dashboard]'"
 
@@ -95,7 +96,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "dashboard",
-        help="open optuna-dashboard on a run's study (feasible trials marked; extra: dashboard)",
         example=[
             "contextos-lab dashboard --out out/demo",
             "contextos-lab dashboard --storage sqlite:///out/sweep/study.db --port 8081",

@@ -57,6 +57,7 @@ def _state_files(out: Path) -> dict[str, str]:
 
 def ingest_sample(out: Path, source: str) -> str:
     """Write the sample history as JSON lines and ingest it through the loaders into the store."""
+    from contextos_lab.domain.active import active_project, use_project
     from contextos_lab.insights.pipeline import load_sources
     from contextos_lab.loaders.ingest import store_loaded
     from contextos_lab.loaders.records import load_records
@@ -82,6 +83,9 @@ def ingest_sample(out: Path, source: str) -> str:
         if retired is not None:
             print(f"      a store deleted earlier at this path had an anchor; kept as {retired}")
     store = ExperienceStore(url, create=True, authorised_overriders=allowed)
+    # the demo's own store belongs to the project the demo runs (the bundled one by default):
+    # the one first write that may bind a store nobody named a project for
+    use_project(active_project())
     lines = []
     for kind, path in files.items():
         report = store_loaded(kind, load_records(kind, path), store)
@@ -157,7 +161,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "demo",
-        help="run the whole loop on the bundled data",
         example="contextos-lab demo --out out/demo",
     )
     p.add_argument("--out", default="out/demo", help="where proposal files and reports go")

@@ -16,7 +16,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "enqueue",
-        help="add a person's or an agent's config to a study, with who, why and cited traces",
         example=(
             "contextos-lab enqueue my_run.yaml --out out/sweep "
             "--config change.json --by alice --rationale 'missing evidence on 14 cases' "

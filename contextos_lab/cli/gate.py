@@ -13,14 +13,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from contextos_lab.autotune.spec.load import SpecError, load_spec
-from contextos_lab.autotune.study.storage import (
-    StorageUnreachable,
-    default_storage_url,
-    open_storage,
-)
 from contextos_lab.cli.conventions import (
     add_command,
     add_progress_flag,
@@ -36,9 +30,10 @@ from contextos_lab.errors import (
     EXIT_USAGE,
     one_line,
 )
-from contextos_lab.harness.result_cache import add_no_cache_flag
-from contextos_lab.proposals.files.emit import EmitResult
-from contextos_lab.reports.render import NotebookFailed
+from contextos_lab.harness.cache_flags import add_no_cache_flag
+
+if TYPE_CHECKING:  # Optuna, papermill and the gate load when a job runs, not for `--help`
+    from contextos_lab.proposals.files.emit import EmitResult
 
 EXIT_SPEC = EXIT_USAGE
 GATE_NOTEBOOK = "03_heldout_gate"
@@ -71,6 +66,12 @@ def check_inputs(
     """Refuse a bad spec, storage or `--insights` file before any notebook starts (not after
     minutes of kernels); the storage URL. (`--store` is opened first by the commands.)"""
     from contextos_lab.autotune.context import prepare
+    from contextos_lab.autotune.spec.load import SpecError, load_spec
+    from contextos_lab.autotune.study.storage import (
+        StorageUnreachable,
+        default_storage_url,
+        open_storage,
+    )
 
     if insights and not Path(insights).is_file():
         raise JobError(f"--insights {insights}: no such file", EXIT_USAGE)
@@ -91,6 +92,8 @@ def check_inputs(
 def require_study(url: str, name: str) -> None:
     """Refuse, before any kernel starts, a study the storage does not hold (a typo'd `--study`
     or a spec never searched): nothing is created in the storage."""
+    from contextos_lab.autotune.study.storage import StorageUnreachable, open_storage
+
     try:
         open_storage(url).get_study_id_from_name(name)
     except KeyError:
@@ -122,7 +125,7 @@ def gate_and_emit(
     from contextos_lab.gate.heldout.ledger import resolve_ledger
     from contextos_lab.gate.run_gate import GATE_FILE, load_gate_run
     from contextos_lab.proposals.files.emit import emit
-    from contextos_lab.reports.render import run_report
+    from contextos_lab.reports.render import NotebookFailed, run_report
 
     params = {
         "study": study,
@@ -170,9 +173,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "gate",
-        help="held-out gate for a study: notebook 03, HTML report, proposal files",
-        example="contextos-lab gate --spec my_run.yaml --out out/sweep "
-        "--study my_run",
+        example="contextos-lab gate --spec my_run.yaml --out out/sweep --study my_run",
         description=(
             "Re-run the baseline and the study's feasible Pareto front on the spec's held-out "
             "set, paired by case; emit TuningProposal files for promoted candidates only."
@@ -200,11 +201,12 @@ def add_gate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--store", default=None, help="SQLAlchemy URL: also store the emitted proposals/tasks"
     )
-    add_no_cache_flag(p)  # harness.result_cache: the gate (and sweep) re-run every call
+    add_no_cache_flag(p)  # harness.cache_flags: the gate (and sweep) re-run every call
     add_progress_flag(p)
 
 
 def run(args: argparse.Namespace) -> int:
+    from contextos_lab.autotune.spec.load import load_spec
     from contextos_lab.schemas.ids import new_id
 
     out = Path(args.out)

@@ -12,29 +12,28 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from contextos_lab.cli.common import next_step
 from contextos_lab.cli.conventions import add_command
-from contextos_lab.domain.active import active_project
 from contextos_lab.errors import UserError
-from contextos_lab.proposals.policy.registry import DEFAULT_BUNDLES_DIR, BundleRegistry
-from contextos_lab.proposals.replay.golden_recording import (
-    CHANGES_FILE,
-    Target,
-    golden_diff,
-    goldens_text,
-    record_goldens,
-    rerecord,
-    signed_change,
-)
-from contextos_lab.proposals.replay.goldens import load_goldens
+from contextos_lab.proposals.policy import DEFAULT_BUNDLES_DIR
+
+if TYPE_CHECKING:  # the recording machinery (pydantic models) loads when a command runs
+    from contextos_lab.proposals.replay.golden_recording import Target
 
 
 def _target(args: argparse.Namespace) -> Target:
+    from contextos_lab.domain.active import active_project
+    from contextos_lab.proposals.policy.registry import BundleRegistry
+    from contextos_lab.proposals.replay.golden_recording import Target
+
     return Target(args.target, active_project(), BundleRegistry(args.bundles))
 
 
 def _existing(target: Target) -> tuple[str, list]:
+    from contextos_lab.proposals.replay.goldens import load_goldens
+
     if not target.path.is_file():
         raise UserError(
             f"no goldens at {target.path}: `contextos-lab goldens record {target.goldens_id}` "
@@ -56,6 +55,10 @@ def _show(diff: list[dict]) -> None:
 
 def _record(args: argparse.Namespace) -> int:
     from contextos_lab.harness.replay_sets import read_packets
+    from contextos_lab.proposals.replay.golden_recording import (
+        goldens_text,
+        record_goldens,
+    )
 
     target = _target(args)
     out = Path(args.out) if args.out else target.path
@@ -84,6 +87,11 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
+    from contextos_lab.proposals.replay.golden_recording import (
+        golden_diff,
+        rerecord,
+    )
+
     target = _target(args)
     _, old = _existing(target)
     diff = golden_diff(old, rerecord(target, old))
@@ -97,6 +105,13 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _rerecord(args: argparse.Namespace) -> int:
+    from contextos_lab.proposals.replay.golden_recording import (
+        CHANGES_FILE,
+        golden_diff,
+        goldens_text,
+        rerecord,
+        signed_change,
+    )
     from contextos_lab.store.signing import (
         SigningKeyMissing,
         load_authorised_overriders,
@@ -137,7 +152,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "goldens",
-        help="record, diff and re-record the project's goldens from the CLI",
         example=[
             "contextos-lab goldens record POLICY_MY_BUNDLE_V1 --project my-domain",
             "contextos-lab goldens diff POLICY_MY_BUNDLE_V1",

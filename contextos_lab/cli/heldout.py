@@ -13,7 +13,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "heldout",
-        help="a held-out set's error budget across gates, and refreshing a spent set",
         example=[
             "contextos-lab heldout status --spec my_run.yaml",
             "contextos-lab heldout refresh --spec my.yaml --from new_cases.jsonl --out heldout2",

@@ -13,21 +13,15 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from contextos_lab.cli.conventions import add_command, iso_datetime
 from contextos_lab.cli.store import open_store
 from contextos_lab.errors import UserError, one_line
-from contextos_lab.insights.corpus import default_workers, load_corpus
-from contextos_lab.insights.out_of_core import (
-    DUCKDB_THRESHOLD_BYTES,
-    choose_engine,
-    synthesize_parquet,
-)
-from contextos_lab.insights.pipeline import analyse, write_report
-from contextos_lab.insights.split import SplitSpec
-from contextos_lab.insights.stored import loaded_from_store, store_report
-from contextos_lab.loaders.quarantine import QuarantinedRow, write_quarantine
 from contextos_lab.schemas.insight import MIN_CLUSTER_SIZE
+
+if TYPE_CHECKING:  # the synthesiser (pandas, SciPy, statsmodels, scikit-learn) loads in _run
+    from contextos_lab.loaders.quarantine import QuarantinedRow
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -36,6 +30,14 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _cluster(args: argparse.Namespace) -> int:
+    # the synthesiser and the corpus reader (pandas, SciPy, statsmodels, scikit-learn) load here
+    from contextos_lab.insights.corpus import default_workers, load_corpus
+    from contextos_lab.insights.pipeline import analyse, write_report
+    from contextos_lab.insights.split import SplitSpec
+    from contextos_lab.insights.stored import loaded_from_store, store_report
+
+    if args.workers is None:
+        args.workers = default_workers()
     since = args.since  # parsed (with its zone) by argparse: `iso_datetime`
     if not args.sources and not args.store:
         raise UserError("name SOURCE files/folders, or --store URL to cluster what was ingested")
@@ -161,12 +163,17 @@ def _out_of_core(args: argparse.Namespace) -> bool:
         raise UserError("--engine duckdb reads one Parquet feedback file or folder of them")
     if args.engine != "auto" or not parquet:
         return args.engine == "duckdb"
-    threshold = int(args.duckdb_threshold_mb * 1024**2)
+    from contextos_lab.insights.out_of_core import DUCKDB_THRESHOLD_BYTES, choose_engine
+
+    mb = args.duckdb_threshold_mb
+    threshold = DUCKDB_THRESHOLD_BYTES if mb is None else int(mb * 1024**2)
     return choose_engine(args.sources[0], "auto", threshold) == "duckdb"
 
 
 def _run_duckdb(args: argparse.Namespace) -> int:
     """Typed feedback clusters only (seed 000 step 2), out of core; other stages need pandas."""
+    from contextos_lab.insights.out_of_core import synthesize_parquet
+
     try:
         clusters = synthesize_parquet(
             args.sources[0], args.since, min_cluster_size=args.min_cluster_size, engine="duckdb"
@@ -183,6 +190,8 @@ def _run_duckdb(args: argparse.Namespace) -> int:
 
 
 def _write_quarantine(out: Path, rows: list[QuarantinedRow]) -> Path | None:
+    from contextos_lab.loaders.quarantine import write_quarantine
+
     out.mkdir(parents=True, exist_ok=True)
     return write_quarantine(out / "insights.json", rows)
 
@@ -191,7 +200,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "cluster",
-        help="cluster failures and corrections into insights",
         example=[
             "contextos-lab cluster synthetic --out out/clusters",
             "contextos-lab cluster traces/ --since 2026-04-01T00:00:00+00:00 --out out/clusters",
@@ -224,12 +232,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="auto",
         help="duckdb: typed clusters over Parquet out of core (auto: past the threshold)",
     )
-    p.add_argument("--duckdb-threshold-mb", type=float, default=DUCKDB_THRESHOLD_BYTES / 1024**2)
+    p.add_argument(
+        "--duckdb-threshold-mb",
+        type=float,
+        default=None,
+        help="Parquet size past which auto picks duckdb (default: 256)",
+    )
     p.add_argument("--text-backend", choices=["tfidf", "embeddings", "none"], default="tfidf")
     p.add_argument(
         "--workers",
         type=int,
-        default=default_workers(),
+        default=None,
         help="processes reading trace files (default: every core; 1: in this process)",
     )
     p.add_argument(

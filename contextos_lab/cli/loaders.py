@@ -11,18 +11,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from contextos_lab.cli.common import next_step
 from contextos_lab.cli.conventions import add_command
 from contextos_lab.cli.store import default_store_url, open_store
 from contextos_lab.domain.active import active_project
 from contextos_lab.errors import one_line
-from contextos_lab.loaders.ingest import IngestReport, store_loaded
 from contextos_lab.loaders.readers import FORMATS, UnreadableSource
 from contextos_lab.loaders.records import KINDS, load_records
-from contextos_lab.store.experience_store import ExperienceStore
-from contextos_lab.store.project_binding import BindingConflict
-from contextos_lab.store.signing import SigningKeyMissing, load_authorised_overriders
+
+if TYPE_CHECKING:  # the store (SQLAlchemy) only once there are rows to write
+    from contextos_lab.loaders.ingest import IngestReport
+    from contextos_lab.store.experience_store import ExperienceStore
 
 #: Quarantined rows listed on the terminal; the quarantine file has them all.
 SHOWN = 10
@@ -59,6 +60,9 @@ def _error(where: object, reason: object) -> int:
 
 
 def _open(url: str, overriders_file: Path | None) -> ExperienceStore | None:
+    from contextos_lab.store.experience_store import ExperienceStore
+    from contextos_lab.store.signing import load_authorised_overriders
+
     if overriders_file is None:
         return open_store(url, create=True)
     try:
@@ -77,6 +81,10 @@ def _open(url: str, overriders_file: Path | None) -> ExperienceStore | None:
 
 
 def _ingest(args: argparse.Namespace) -> int:
+    from contextos_lab.loaders.ingest import store_loaded
+    from contextos_lab.store.project_binding import BindingConflict, recorded_project
+    from contextos_lab.store.signing import SigningKeyMissing
+
     try:
         loaded = load_records(args.kind, args.file, args.format)
     except UnreadableSource as exc:
@@ -86,6 +94,7 @@ def _ingest(args: argparse.Namespace) -> int:
     store = _open(args.store, args.overriders)
     if store is None:
         return 2
+    bound_before = recorded_project(args.store)
     if args.kind == "feedback":
         try:
             _ = store.authorised_overriders  # a malformed default list fails here, not mid-write
@@ -96,8 +105,9 @@ def _ingest(args: argparse.Namespace) -> int:
     except (ConnectionError, SigningKeyMissing, BindingConflict) as exc:
         return _error(args.store, exc)
     _print(report)
-    project = active_project()  # the store's project: later commands on it read this one
-    print(f"store {args.store} belongs to project {project.name} ({project.root})")
+    bound = recorded_project(args.store)  # said only once a write recorded it (issue 40)
+    if bound is not None and bound != bound_before:  # later commands on it read this project
+        print(f"store {args.store} now belongs to project {bound.name} ({bound.root})")
     if args.kind in NEXT_AFTER:  # every kind has one; a kind added without one prints none
         next_step(_next_after(args, store))
     return 0  # even when every row was quarantined: the report says so (tests/loaders)
@@ -124,7 +134,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "contextos-lab ingest decisions data/decisions.jsonl --store sqlite:///store.db",
             "contextos-lab ingest feedback data/feedback.csv --overriders overriders.json",
         ],
-        help="load decisions, feedback or scorecards (JSONL, JSON, CSV, Parquet) into the store",
         description="Store the valid rows of FILE; write the rest with reasons to "
         "FILE.quarantine.jsonl. Re-ingesting a file stores nothing twice.",
     )

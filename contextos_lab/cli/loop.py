@@ -7,17 +7,12 @@ import argparse
 from contextos_lab.cli.common import add_store_options, next_step, store_of
 from contextos_lab.cli.conventions import add_command
 from contextos_lab.errors import UserError
-from contextos_lab.insights.notes.store import (
-    complete_research,
-    emit_notes,
-    move_note,
-    queue_research,
-)
-from contextos_lab.schemas.notes import Note, NoteStatus
-from contextos_lab.schemas.research import ResearchTask
 
 
 def _notes(args: argparse.Namespace) -> int:
+    from contextos_lab.insights.notes.store import emit_notes, move_note
+    from contextos_lab.schemas.notes import Note, NoteStatus
+
     store = store_of(args)
     if args.action == "emit":
         notes, waiting = emit_notes(store, args.operator, budget=args.budget)
@@ -65,6 +60,9 @@ def _notes(args: argparse.Namespace) -> int:
 
 
 def _research(args: argparse.Namespace) -> int:
+    from contextos_lab.insights.notes.store import complete_research, queue_research
+    from contextos_lab.schemas.research import ResearchTask
+
     store = store_of(args)
     if args.action == "queue":
         tasks = queue_research(store, max_external_calls=args.max_external_calls)
@@ -113,7 +111,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "notes",
-        help="Chief-of-Staff notes: emit within the daily budget, list, act on, dismiss",
         example=["contextos-lab notes emit --operator ana", "contextos-lab notes act cs_..."],
     )
     p.add_argument("action", choices=["emit", "list", "act", "dismiss"])
@@ -126,7 +123,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "research",
-        help="ResearchQueue: queue tasks from knowledge-gap insights, record their outcome",
         example=[
             "contextos-lab research queue",
             "contextos-lab research complete rq_... --promoted --patch kb/pr-12 --by ana",

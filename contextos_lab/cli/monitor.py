@@ -10,23 +10,28 @@ ReplayPacket (from the store or the project's replay set) naming the pressure.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from contextos_lab.cli.common import add_store_options, need, next_step, store_of
 from contextos_lab.cli.conventions import add_command, iso_datetime
 from contextos_lab.domain.active import active_project
 from contextos_lab.errors import UserError
 from contextos_lab.harness.replay_sets import read_packets
-from contextos_lab.proposals.monitor.closure import FROM_MONITOR, ClosureRefused, close_source
-from contextos_lab.proposals.monitor.monitor import act_on_verdict, monitor_window
-from contextos_lab.proposals.monitor.windows import BASELINE_DAYS, slices, window_of
-from contextos_lab.proposals.policy.registry import BundleRegistry
-from contextos_lab.schemas.insight import InsightCluster
+from contextos_lab.proposals.monitor.windows import BASELINE_DAYS
 from contextos_lab.schemas.monitoring import ClosureStatus
-from contextos_lab.schemas.replay import ReplayPacket
-from contextos_lab.schemas.strategy import StrategyRule
+
+if TYPE_CHECKING:
+    from contextos_lab.schemas.replay import ReplayPacket
 
 
 def _monitor(args: argparse.Namespace) -> int:
+    # SciPy's tests and the store load when a verdict is computed, not for `--help`
+    from contextos_lab.proposals.monitor.closure import FROM_MONITOR
+    from contextos_lab.proposals.monitor.monitor import act_on_verdict, monitor_window
+    from contextos_lab.proposals.monitor.windows import slices, window_of
+    from contextos_lab.proposals.policy.registry import BundleRegistry
+    from contextos_lab.schemas.strategy import StrategyRule
+
     store = store_of(args)
     rule = need(store, StrategyRule, args.rule_id)
     window = window_of(store, rule.rule_id)
@@ -65,6 +70,8 @@ def _monitor(args: argparse.Namespace) -> int:
 
 
 def _packet(store: object, packet_id: str) -> ReplayPacket:
+    from contextos_lab.schemas.replay import ReplayPacket
+
     found = store.get(ReplayPacket, packet_id)  # type: ignore[attr-defined]
     if found is not None:
         return found
@@ -77,6 +84,8 @@ def _packet(store: object, packet_id: str) -> ReplayPacket:
 
 
 def _close(args: argparse.Namespace) -> int:
+    from contextos_lab.proposals.monitor.closure import ClosureRefused, close_source
+
     store = store_of(args)
     packet = _packet(store, args.packet) if args.packet else None
     try:
@@ -103,6 +112,8 @@ def _close(args: argparse.Namespace) -> int:
 
 def suggest_packet(store: object, source_id: str) -> str | None:
     """A replay case in the project that names one of the source's corrections, if any."""
+    from contextos_lab.schemas.insight import InsightCluster
+
     cluster = store.get(InsightCluster, source_id)  # type: ignore[attr-defined]
     replay_dir = active_project().replay_dir
     if cluster is None or not (replay_dir / "cases.jsonl").is_file():
@@ -118,7 +129,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "monitor",
-        help="compare production scorecards after release with the baseline slice",
         example="contextos-lab monitor RULE_ID --act --actor oncall",
     )
     p.add_argument("rule_id")
@@ -133,7 +143,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "close",
-        help="mark source pressure fixed / still_failing / invalid / superseded",
         example="contextos-lab close ins_... --status fixed --packet rp_... --evidence mv_... "
         '--rule str_... --rationale "monitor keep"',
     )

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from contextos_lab.domain.config import DomainConfig
+if TYPE_CHECKING:
+    from contextos_lab.domain.config import DomainConfig
+
+#: `cli.app.build_parser`: the parser of one command (by its first word), built on demand
+ParserFor = Callable[[str], argparse.ArgumentParser]
 
 ALTERNATIVES = "   |   "
 
@@ -27,9 +31,9 @@ class _Invocation:
     project: Path
     store: str | None
     bundles: str | None
-    #: The CLI's whole parser, handed in by `cli.main` (this module never imports the CLI: the
-    #: CLI imports it, and an import the other way would close a circle).
-    parser: argparse.ArgumentParser | None = None
+    #: Builds the CLI's parser for a command, handed in by `cli.main` (this module never imports
+    #: the CLI: the CLI imports it, and an import the other way would close a circle).
+    parser_for: ParserFor | None = None
 
 
 _current: list[_Invocation] = []
@@ -39,12 +43,12 @@ _current: list[_Invocation] = []
 def invocation(
     args: argparse.Namespace,
     project: DomainConfig,
-    parser: argparse.ArgumentParser | None = None,
+    parser_for: ParserFor | None = None,
 ) -> Iterator[None]:
     store = getattr(args, "store", None)
     bundles = getattr(args, "bundles", None)
     _current.append(
-        _Invocation(project.root, store if isinstance(store, str) else None, bundles, parser)
+        _Invocation(project.root, store if isinstance(store, str) else None, bundles, parser_for)
     )
     try:
         yield
@@ -54,19 +58,16 @@ def invocation(
 
 def _options_of(words: list[str]) -> set[str]:
     """The option strings the leaf parser of `contextos-lab WORDS...` accepts."""
-    parser: Any = _parser()
-    if parser is None:  # no CLI invocation running: no options to complete with
+    build = _current[-1].parser_for if _current else None
+    if build is None or not words:  # no CLI invocation running: no options to complete with
         return set()
+    parser: Any = build(words[0])  # that command's parser only (the others are stubs)
     for word in words:
         subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
         if not subs or word not in subs[0].choices:
             break
         parser = subs[0].choices[word]
     return {opt for action in parser._actions for opt in action.option_strings}
-
-
-def _parser() -> argparse.ArgumentParser | None:
-    return _current[-1].parser if _current else None
 
 
 def complete_command(command: str) -> str:

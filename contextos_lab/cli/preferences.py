@@ -13,7 +13,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "preferences",
-        help="win rates with intervals from pairwise preference judgements (JSONL/CSV)",
         example=[
             "contextos-lab preferences prefs.jsonl --by subject --out win_rates.json",
             "contextos-lab preferences prefs.csv --criterion helpfulness",

@@ -117,7 +117,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "project",
-        help="show the domain project every command reads (--project DIR)",
         example=[
             "contextos-lab project --project examples/coding_agent",
             "CONTEXTOS_PROJECT=examples/coding_agent contextos-lab project --json",

@@ -16,10 +16,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from contextos_lab.domain.active import ENV, cached_project, resolve_project_path, use_project
-from contextos_lab.domain.config import DomainConfig, ProjectError
-from contextos_lab.domain.loader import BUNDLED_PROJECT, is_project
+from contextos_lab.domain import ENV
+
+if TYPE_CHECKING:  # the project loads when a command runs: `--help` needs only ENV's name
+    from contextos_lab.domain.config import DomainConfig
 
 
 def add_project_option(parser: argparse.ArgumentParser) -> None:
@@ -32,13 +35,17 @@ def add_project_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _store_project(url: str, explicit: str | None, label: str) -> DomainConfig:
-    """The project a store belongs to (or, for a store without one yet, the resolved one)."""
+def _store_project(url: str, explicit: str | None, label: str) -> tuple[DomainConfig, bool]:
+    """The project a store belongs to (or, for a store without one yet, the resolved one), and
+    whether the store recorded one."""
+    from contextos_lab.domain.active import cached_project, resolve_project_path
+    from contextos_lab.domain.config import ProjectError
+    from contextos_lab.domain.loader import BUNDLED_PROJECT, is_project
     from contextos_lab.store.project_binding import binding_conflict, recorded_project
 
     recorded = recorded_project(url)
     if recorded is None:
-        return cached_project(resolve_project_path(explicit))
+        return cached_project(resolve_project_path(explicit)), False
     if explicit:
         project = cached_project(resolve_project_path(explicit))
         named = label
@@ -60,23 +67,29 @@ def _store_project(url: str, explicit: str | None, label: str) -> DomainConfig:
             f"{named} names project {project.name} ({project.root}) but store {url} belongs to "
             f"project {recorded.describe()} ({why}); drop --project or use another --store"
         )
-    return project
+    return project, True
 
 
 def project_from_args(args: argparse.Namespace) -> DomainConfig | None:
     """The project named by `--project` (or the store's, or resolved), now active; None after
     an error line."""
+    from contextos_lab.domain.active import cached_project, resolve_project_path, use_project
+    from contextos_lab.domain.config import ProjectError
+    from contextos_lab.domain.loader import is_project
+
     explicit = getattr(args, "project", None)
     label = "--project" if explicit else f"${ENV}"
     explicit = explicit or os.environ.get(ENV) or None
     url = getattr(args, "store", None)
     try:
-        project = (
+        project, recorded = (
             _store_project(url, explicit, label)
             if isinstance(url, str) and url
-            else cached_project(resolve_project_path(explicit))
+            else (cached_project(resolve_project_path(explicit)), False)
         )
-        use_project(project)
+        # the bundled example as a last resort reads fine, but never binds a new store
+        fallback = not explicit and not recorded and not is_project(Path.cwd())
+        use_project(project, named=not fallback)
     except ProjectError as exc:
         print(f"error: project: {exc}", file=sys.stderr)
         return None

@@ -10,30 +10,21 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from contextos_lab.cli.common import next_step
 from contextos_lab.cli.conventions import add_command
 from contextos_lab.cli.store import default_store_url, open_store
-from contextos_lab.proposals.compile.compilers import CompileError, cluster_records, compile_insight
-from contextos_lab.proposals.monitor.closure import close_failed_replay
-from contextos_lab.proposals.monitor.metrics import loop_metrics
-from contextos_lab.proposals.policy.registry import DEFAULT_BUNDLES_DIR, BundleRegistry
-from contextos_lab.proposals.release.layer_registry import LayerRegistry
-from contextos_lab.proposals.release.release import (
-    record_replay,
-    send_to_replay,
-)
-from contextos_lab.proposals.release.why import why_rule_exists
-from contextos_lab.proposals.replay.goldens import load_goldens
-from contextos_lab.proposals.replay.layers import LayerReplayError, run_layer_replay
-from contextos_lab.proposals.replay.replay import BaselineDrift, run_replay_gate
-from contextos_lab.schemas.base import Envelope
-from contextos_lab.schemas.insight import InsightCluster
-from contextos_lab.schemas.lifecycle import LifecycleStatus
-from contextos_lab.schemas.strategy import StrategyProposal, StrategyRule
+from contextos_lab.proposals.policy import DEFAULT_BUNDLES_DIR
 
-E = TypeVar("E", bound=Envelope)
+# The compilers, the replay gate, the metrics and the schemas (pandas, pydantic, the store) load
+# inside the command that runs them: `replay --help` imports none of them.
+if TYPE_CHECKING:
+    from contextos_lab.schemas.base import Envelope
+    from contextos_lab.schemas.insight import InsightCluster
+    from contextos_lab.schemas.strategy import StrategyRule
+
+E = TypeVar("E", bound="Envelope")
 
 
 def _err(message: str) -> int:
@@ -74,6 +65,8 @@ def _dump(item: Any) -> None:
 
 
 def _find_insight(store: Any, args: argparse.Namespace) -> InsightCluster | None:
+    from contextos_lab.schemas.insight import InsightCluster
+
     if args.insight:
         return store.get(InsightCluster, args.insight)
     found = [c for c in store.list(InsightCluster) if c.override_reason_class == args.reason_class]
@@ -81,6 +74,14 @@ def _find_insight(store: Any, args: argparse.Namespace) -> InsightCluster | None
 
 
 def _propose(args: argparse.Namespace) -> int:
+    from contextos_lab.proposals.compile.compilers import (
+        CompileError,
+        cluster_records,
+        compile_insight,
+    )
+    from contextos_lab.proposals.policy.registry import BundleRegistry
+    from contextos_lab.schemas.strategy import StrategyRule
+
     store = open_store(args.store)
     if store is None:
         return 2
@@ -119,6 +120,12 @@ def _propose(args: argparse.Namespace) -> int:
 def _replay_layer_rule(args: argparse.Namespace, store: Any, rule: StrategyRule) -> int:
     """A proposed adjustment-layer rule: the project's layer goldens on the live layer
     version and on it plus the rule (`replay.layers`)."""
+    from contextos_lab.proposals.policy.registry import BundleRegistry
+    from contextos_lab.proposals.release.layer_registry import LayerRegistry
+    from contextos_lab.proposals.replay.goldens import load_goldens
+    from contextos_lab.proposals.replay.layers import LayerReplayError, run_layer_replay
+    from contextos_lab.proposals.replay.replay import BaselineDrift
+
     layers = LayerRegistry.beside(BundleRegistry(args.bundles).root)
     goldens = load_goldens(args.goldens) if args.goldens else None
     try:
@@ -151,11 +158,21 @@ def _replay_layer_rule(args: argparse.Namespace, store: Any, rule: StrategyRule)
 
 def _reason_class(store: Any, insight_id: str) -> str | None:
     """The class a proposal fixes: goldens expecting another class's fix must not change."""
+    from contextos_lab.schemas.insight import InsightCluster
+
     insight = store.get(InsightCluster, insight_id) if insight_id else None
     return insight.override_reason_class if insight is not None else None
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from contextos_lab.proposals.monitor.closure import close_failed_replay
+    from contextos_lab.proposals.policy.registry import BundleRegistry
+    from contextos_lab.proposals.release.release import record_replay, send_to_replay
+    from contextos_lab.proposals.replay.goldens import load_goldens
+    from contextos_lab.proposals.replay.replay import BaselineDrift, run_replay_gate
+    from contextos_lab.schemas.lifecycle import LifecycleStatus
+    from contextos_lab.schemas.strategy import StrategyProposal, StrategyRule
+
     store = open_store(args.store)
     if store is None:
         return 2
@@ -196,6 +213,8 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _lineage(args: argparse.Namespace) -> int:
+    from contextos_lab.proposals.release.why import why_rule_exists
+
     store = open_store(args.store)
     if store is None:
         return 2
@@ -211,6 +230,8 @@ def _lineage(args: argparse.Namespace) -> int:
 
 
 def _metrics(args: argparse.Namespace) -> int:
+    from contextos_lab.proposals.monitor.metrics import loop_metrics
+
     store = open_store(args.store)
     if store is None:
         return 2
@@ -233,7 +254,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "propose",
-        help="compile a StrategyProposal from an insight",
         example="contextos-lab propose --reason-class policy_too_strict",
     )
     which = p.add_mutually_exclusive_group(required=True)
@@ -245,7 +265,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "replay",
-        help="run the replay gate on a proposal or a layer rule (exit 1 unless clean)",
         example="contextos-lab replay PROPOSAL_OR_RULE_ID",
     )
     p.add_argument("proposal_id", help="StrategyProposal id or proposed layer StrategyRule id")
@@ -261,7 +280,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "lineage",
-        help="why does this rule exist? (its corrections)",
         example="contextos-lab lineage RULE_ID",
     )
     p.add_argument("rule_id")
@@ -271,7 +289,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "metrics",
-        help="the improvement loop's metrics from the store",
         example="contextos-lab metrics --json",
     )
     p.add_argument("--json", action="store_true")

@@ -18,29 +18,16 @@ import sys
 from contextos_lab.cli.common import add_store_options, need, next_step, store_of
 from contextos_lab.cli.conventions import add_command, iso_datetime
 from contextos_lab.errors import UserError
-from contextos_lab.proposals.monitor.windows import WINDOW_DAYS, open_window
-from contextos_lab.proposals.policy.registry import BundleRegistry
-from contextos_lab.proposals.release.checklist import latest_verdict
-from contextos_lab.proposals.release.layer_registry import LayerRegistry
-from contextos_lab.proposals.release.layer_release import release_layer_rule
-from contextos_lab.proposals.release.release import (
-    ReleaseRefused,
-    lineage_feedback_ids,
-    release_proposal,
-    rollback,
-)
-from contextos_lab.proposals.release.reviews import (
-    ReviewRefused,
-    record_review,
-    stored_reviews,
-    valid_reviews,
-)
+from contextos_lab.proposals.monitor.windows import WINDOW_DAYS
 from contextos_lab.schemas.review import ReviewOutcome, ReviewRole
-from contextos_lab.schemas.strategy import ReplayVerdict, StrategyProposal, StrategyRule
-from contextos_lab.store.signing import SigningKeyMissing
+
+# The release machinery (pandas, the store) loads when a command runs, not for `--help`.
 
 
 def _review(args: argparse.Namespace) -> int:
+    from contextos_lab.proposals.release.reviews import ReviewRefused, record_review, valid_reviews
+    from contextos_lab.store.signing import SigningKeyMissing
+
     store = store_of(args)
     try:
         r = record_review(
@@ -61,6 +48,19 @@ def _review(args: argparse.Namespace) -> int:
 
 
 def _release(args: argparse.Namespace) -> int:
+    from contextos_lab.proposals.monitor.windows import open_window
+    from contextos_lab.proposals.policy.registry import BundleRegistry
+    from contextos_lab.proposals.release.checklist import latest_verdict
+    from contextos_lab.proposals.release.layer_registry import LayerRegistry
+    from contextos_lab.proposals.release.layer_release import release_layer_rule
+    from contextos_lab.proposals.release.release import (
+        ReleaseRefused,
+        lineage_feedback_ids,
+        release_proposal,
+    )
+    from contextos_lab.proposals.release.reviews import stored_reviews
+    from contextos_lab.schemas.strategy import ReplayVerdict, StrategyProposal, StrategyRule
+
     store = store_of(args)
     bundles = BundleRegistry(args.bundles)
     reviews = stored_reviews(store, args.subject_id)  # verified (and refused) by the release
@@ -121,6 +121,10 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _rollback(args: argparse.Namespace) -> int:
+    from contextos_lab.proposals.policy.registry import BundleRegistry
+    from contextos_lab.proposals.release.release import rollback
+    from contextos_lab.schemas.strategy import StrategyRule
+
     store = store_of(args)
     rule = need(store, StrategyRule, args.rule_id)
     try:
@@ -142,7 +146,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "review",
-        help="record a signed compliance / reliability / security verdict",
         example="contextos-lab review sp_... --role compliance --verdict approve "
         '--reviewer ana --rationale "evidence rule matches policy"',
     )
@@ -157,7 +160,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "release",
-        help="release a replay-clean proposal or a layer rule with signed reviews",
         example="contextos-lab release PROPOSAL_OR_RULE_ID --approver lead",
     )
     p.add_argument("subject_id", help="StrategyProposal id or proposed StrategyRule id")
@@ -172,7 +174,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "rollback",
-        help="restore a rule's pinned baseline (bundle or layer version)",
         example='contextos-lab rollback RULE_ID --reason "spike" --actor lead',
     )
     p.add_argument("rule_id")

@@ -96,7 +96,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     runs = add_command(
         subparsers,
         "runs",
-        help="command feedback records (seed 003)",
         example="contextos-lab runs tail -n 5",
     )
     sub = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")

@@ -31,7 +31,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "schema",
-        help="write one JSON Schema per envelope",
         example="contextos-lab schema --out out/schemas",
     )
     p.add_argument("--out", required=True, help="directory for <ModelName>.json files")

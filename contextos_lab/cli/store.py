@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from contextos_lab.cli.conventions import add_command
 from contextos_lab.errors import one_line
-from contextos_lab.store.db_url import STORE_ENV
-from contextos_lab.store.experience_store import DEFAULT_STORE_URL, ExperienceStore
-from contextos_lab.store.lineage import lineage
-from contextos_lab.store.signing import SigningKeyMissing
+from contextos_lab.store.db_url import DEFAULT_STORE_URL, STORE_ENV
+
+if TYPE_CHECKING:  # SQLAlchemy only once a command opens a store, not for `--help`
+    from contextos_lab.store.experience_store import ExperienceStore
 
 
 def default_store_url() -> str:
@@ -20,6 +21,8 @@ def default_store_url() -> str:
 
 def open_store(url: str, *, create: bool = False) -> ExperienceStore | None:
     """Open the store or print why not (returns None), so commands exit cleanly."""
+    from contextos_lab.store.experience_store import ExperienceStore
+
     try:
         return ExperienceStore(url, create=create)
     except (FileNotFoundError, ConnectionError) as exc:
@@ -28,6 +31,9 @@ def open_store(url: str, *, create: bool = False) -> ExperienceStore | None:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from contextos_lab.store.experience_store import ExperienceStore
+    from contextos_lab.store.signing import SigningKeyMissing
+
     try:  # opened as is: a missing table or a corrupt file is a verdict, not a refusal to open
         store = ExperienceStore(args.store, create=False, check_exists=False)
     except (FileNotFoundError, ConnectionError) as exc:
@@ -43,6 +49,8 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _lineage(args: argparse.Namespace) -> int:
+    from contextos_lab.store.lineage import lineage
+
     store = open_store(args.store)
     if store is None:
         return 2
@@ -60,7 +68,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     store = add_command(
         subparsers,
         "store",
-        help="inspect and verify the experience store",
         example="contextos-lab store verify --store sqlite:///out/demo/store.db",
     )
     sub = store.add_subparsers(dest="store_command", required=True, metavar="ACTION")

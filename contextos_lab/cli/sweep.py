@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextos_lab.cli.conventions import add_command, positive_int, show_progress
 from contextos_lab.cli.gate import (
@@ -28,8 +28,10 @@ from contextos_lab.cli.gate import (
     print_stored,
 )
 from contextos_lab.errors import one_line
-from contextos_lab.proposals.files.emit import EmitResult
-from contextos_lab.reports.render import NotebookFailed, RenderedReport
+
+if TYPE_CHECKING:  # papermill and the emitter load when the job runs, not for `--help`
+    from contextos_lab.proposals.files.emit import EmitResult
+    from contextos_lab.reports.render import RenderedReport
 
 SWEEP_NOTEBOOK = "02_autotune_sweep"
 
@@ -60,7 +62,7 @@ def run_sweep(
     """Check inputs, run 02 then 03 under papermill, emit. Raises JobError with an exit code."""
     from contextos_lab.autotune.spec.load import load_spec
     from contextos_lab.gate.heldout.ledger import resolve_ledger
-    from contextos_lab.reports.render import run_report
+    from contextos_lab.reports.render import NotebookFailed, run_report
     from contextos_lab.schemas.ids import new_id
 
     out_dir = Path(out)
@@ -106,10 +108,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sweep",
         example=[
             "contextos-lab sweep my_run.yaml --out out/sweep",
-            "contextos-lab sweep my_run.yaml --out out/sweep --n-trials 40 "
-            "--no-progress",
+            "contextos-lab sweep my_run.yaml --out out/sweep --n-trials 40 --no-progress",
         ],
-        help="notebooks 02 (search) and 03 (held-out gate) with papermill, then emit proposals",
         description=(
             "The scheduled job: run or resume the study a spec declares, gate its feasible "
             "Pareto front on held-out, render both notebooks to HTML and emit proposal files."

@@ -27,28 +27,34 @@ directory when it has the layout, else the bundled example domain (the reference
 `use_project` makes a project the active one for the registry and the compilers.
 """
 
-from contextos_lab.domain.active import active_project, resolve_project_path, use_project
-from contextos_lab.domain.config import (
-    CompilerSpec,
-    DecisionKey,
-    DomainConfig,
-    ProjectError,
-    ReasonClassInfo,
-    ReplaySafetyRule,
-)
-from contextos_lab.domain.loader import BUNDLED_PROJECT, is_project, load_project
+from __future__ import annotations
 
-__all__ = [
-    "BUNDLED_PROJECT",
-    "CompilerSpec",
-    "DecisionKey",
-    "DomainConfig",
-    "ProjectError",
-    "ReasonClassInfo",
-    "ReplaySafetyRule",
-    "active_project",
-    "is_project",
-    "load_project",
-    "resolve_project_path",
-    "use_project",
-]
+import importlib
+from typing import Any
+
+#: The environment variable naming the project folder (here, not in `domain.active`, so the
+#: CLI can name it in `--help` without loading pydantic and the schemas)
+ENV = "CONTEXTOS_PROJECT"
+
+_WHERE = {
+    "active_project": "active",
+    "resolve_project_path": "active",
+    "use_project": "active",
+    "CompilerSpec": "config",
+    "DecisionKey": "config",
+    "DomainConfig": "config",
+    "ProjectError": "config",
+    "ReasonClassInfo": "config",
+    "ReplaySafetyRule": "config",
+    "BUNDLED_PROJECT": "loader",
+    "is_project": "loader",
+    "load_project": "loader",
+}
+__all__ = ["ENV", *sorted(_WHERE)]
+
+
+def __getattr__(name: str) -> Any:
+    """Names load on first use (PEP 562): `import contextos_lab.domain` stays cheap."""
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"contextos_lab.domain.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'contextos_lab.domain' has no attribute {name!r}")

@@ -13,12 +13,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from contextos_lab.domain import ENV
 from contextos_lab.domain.config import DomainConfig, ProjectError
 from contextos_lab.domain.loader import BUNDLED_PROJECT, is_project, load_project
 
-ENV = "CONTEXTOS_PROJECT"
+__all__ = [
+    "ENV",
+    "active_project",
+    "cached_project",
+    "project_named",
+    "project_scope",
+    "resolve_project_path",
+    "use_project",
+]
 _lock = threading.Lock()
 _active: DomainConfig | None = None
+#: False while the active project is the CLI's last resort (nothing named it): a store's first
+#: write is then refused rather than bound to a project nobody chose (`project_named`)
+_named = True
 _cache: dict[Path, DomainConfig] = {}
 _resolved: dict[tuple[str | None, str], DomainConfig] = {}
 
@@ -64,15 +76,28 @@ def active_project() -> DomainConfig:
     return found
 
 
-def use_project(project: DomainConfig | Path | str | None) -> DomainConfig | None:
-    """Make a project the active one (None: back to resolution); returns the previous one."""
-    global _active
+def use_project(
+    project: DomainConfig | Path | str | None, *, named: bool = True
+) -> DomainConfig | None:
+    """Make a project the active one (None: back to resolution); returns the previous one.
+
+    `named=False`: nobody chose it (the CLI fell back to the bundled example), see
+    `project_named`.
+    """
+    global _active, _named
     config = (
         project if isinstance(project, DomainConfig) or project is None else cached_project(project)
     )
     with _lock:
-        previous, _active = _active, config
+        previous, _active, _named = _active, config, named
     return previous
+
+
+def project_named() -> bool:
+    """Whether someone chose the active project (`--project`, `$CONTEXTOS_PROJECT`, a project
+    folder as the current directory, a store's record, or any library call): a store's first
+    write binds it for good, so it must not bind the bundled example by default."""
+    return _named
 
 
 @contextmanager

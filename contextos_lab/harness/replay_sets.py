@@ -13,12 +13,13 @@ import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.replay import ReplayPacket
+
+if TYPE_CHECKING:  # pandas only where a frame is built (`project --check` reads packets)
+    import pandas as pd
 
 CASES_FILE = "cases.jsonl"
 MANIFEST_FILE = "manifest.json"
@@ -114,6 +115,8 @@ def packets_to_frame(packets: Sequence[ReplayPacket]) -> pd.DataFrame:
 
     Case fields beyond CASE_COLUMNS are kept as extra columns after them (a harness gets every
     input its cases carry, not only the ones the kit knows)."""
+    import pandas as pd
+
     rows = []
     extras: dict[str, None] = {}
     for p in packets:

@@ -15,7 +15,6 @@ version and, for a program harness, a hash of its command and declared environme
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import threading
@@ -40,13 +39,18 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
+from contextos_lab.harness.cache_flags import (
+    CACHE_ENV,
+    NO_CACHE_ENV,
+    add_no_cache_flag,
+    cache_reads_enabled,
+)
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.store.db_url import sqlalchemy_url
 
-#: Set to "1" (by `--no-cache`) to run every case afresh; inherited by notebook kernels.
-NO_CACHE_ENV = "CONTEXTOS_LAB_NO_CACHE"
-#: Set (by `--cache PATH`) to a cache shared across studies; inherited by notebook kernels.
-CACHE_ENV = "CONTEXTOS_LAB_CACHE"
+#: The flags and their environment variables live in `cache_flags` (no SQLAlchemy for `--help`).
+__all__ = ["CACHE_ENV", "NO_CACHE_ENV", "ResultCache", "add_no_cache_flag", "cache_reads_enabled"]
+
 TABLE = "contextos_result_cache"
 CACHE_FILE = "result_cache.db"
 _metadata = MetaData()
@@ -64,48 +68,6 @@ _results = Table(
     Column("result", Text, nullable=False),
     Column("created_at", Float, nullable=False),
 )
-
-
-def cache_reads_enabled() -> bool:
-    return os.environ.get(NO_CACHE_ENV, "") != "1"
-
-
-class _NoCache(argparse.Action):
-    """`--no-cache`: set at parse time, so the notebooks a command runs see it too."""
-
-    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
-        os.environ[NO_CACHE_ENV] = "1"
-        setattr(namespace, self.dest, True)
-
-
-class _SharedCache(argparse.Action):
-    """`--cache PATH`: set at parse time, so the notebooks a command runs see it too."""
-
-    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
-        value = str(values)
-        if not value.strip():
-            parser.error("--cache needs a file path or a database URL")
-        os.environ[CACHE_ENV] = value if "://" in value else str(Path(value).resolve())
-        setattr(namespace, self.dest, value)
-
-
-def add_no_cache_flag(parser: argparse.ArgumentParser) -> None:
-    """`--no-cache` and `--cache PATH` (where paid results live)."""
-    parser.add_argument(
-        "--no-cache",
-        action=_NoCache,
-        nargs=0,
-        default=False,
-        help="run every harness call afresh (results are still stored for later runs)",
-    )
-    parser.add_argument(
-        "--cache",
-        action=_SharedCache,
-        default=None,
-        metavar="PATH",
-        help="result cache outside the study (a SQLite file or a database URL), shared by "
-        "every --out folder that names it (default: beside the study)",
-    )
 
 
 def shared_cache_url() -> str | None:

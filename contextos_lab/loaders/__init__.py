@@ -1,7 +1,14 @@
 """Loaders: JSONL, JSON, CSV and Parquet files of decisions, feedback and scorecards to typed
-envelopes, with every refused row quarantined (file, line, field, message)."""
+envelopes, with every refused row quarantined (file, line, field, message).
 
-from contextos_lab.loaders.ingest import IngestReport, ingest_file, store_loaded
+`ingest_file`, `store_loaded` and `IngestReport` load on first use (PEP 562): they bring the
+store (SQLAlchemy), which reading rows does not need.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
 from contextos_lab.loaders.quarantine import (
     LoadResult,
     QuarantinedRow,
@@ -28,3 +35,12 @@ __all__ = [
     "store_loaded",
     "write_quarantine",
 ]
+_INGEST = ("IngestReport", "ingest_file", "store_loaded")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _INGEST:
+        from contextos_lab.loaders import ingest
+
+        return getattr(ingest, name)
+    raise AttributeError(f"module 'contextos_lab.loaders' has no attribute {name!r}")

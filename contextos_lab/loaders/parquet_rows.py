@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from contextos_lab.loaders.quarantine import clip
 from contextos_lab.loaders.raw_rows import RawRow, UnreadableSource, json_text
+
+if TYPE_CHECKING:  # pyarrow (and numpy) only when a Parquet file is read
+    import pyarrow.parquet as pq
 
 _PARQUET_BATCH = 1024
 
 
 def _parquet_rows(path: Path) -> Iterator[RawRow]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
         parquet = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
@@ -24,6 +27,8 @@ def _parquet_rows(path: Path) -> Iterator[RawRow]:
 
 
 def _parquet_batches(path: Path, parquet: pq.ParquetFile) -> Iterator[RawRow]:
+    import pyarrow as pa
+
     number = 0
     try:
         for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH):

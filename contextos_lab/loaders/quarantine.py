@@ -14,12 +14,14 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, Literal
+from typing import TYPE_CHECKING, Generic, Literal
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from contextos_lab.schemas.base import E, EnvelopeList, canonical_json
+
+if TYPE_CHECKING:  # pandas only for the frame view: reading and ingesting rows need none
+    import pandas as pd
 
 #: Raw text kept per quarantined row; enough to recognise the row, small enough for a 10 MB one.
 RAW_LIMIT = 2048
@@ -115,6 +117,8 @@ class LoadResult(Generic[E]):
         return f"accepted {len(self.records)}, quarantined {self.quarantined_rows}"
 
     def quarantined_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         columns = list(QuarantinedRow.model_fields)
         return pd.DataFrame([q.model_dump() for q in self.quarantined], columns=columns)
 

@@ -14,10 +14,23 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from enum import Enum
 from types import UnionType
-from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union, get_args, get_origin
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+)
 
-import pandas as pd
 from pydantic import AwareDatetime, BaseModel, ConfigDict
+
+if TYPE_CHECKING:  # pandas only where a frame is built: every command imports the schemas
+    import pandas as pd
 
 SCHEMA_VERSION = "1.0"
 
@@ -78,6 +91,8 @@ class EnvelopeList(list[E], Generic[E]):
         self.model = model or (type(self[0]) if self else None)
 
     def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         if self.model is None:
             return pd.DataFrame()
         return envelopes_to_frame(self, self.model)
@@ -139,6 +154,8 @@ def envelopes_to_frame(items: Sequence[Envelope], model: type[Envelope]) -> pd.D
 
     Nested values (lists, dicts, sub-models) stay Python objects in `object` columns.
     """
+    import pandas as pd
+
     dtypes = frame_dtypes(model)
     columns: dict[str, list[Any]] = {name: [] for name in dtypes}
     for item in items:

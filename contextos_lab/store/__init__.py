@@ -1,22 +1,29 @@
-"""Append-only, hash-chained experience store (SQLite by default, any SQLAlchemy URL)."""
+"""Append-only, hash-chained experience store (SQLite by default, any SQLAlchemy URL).
 
-from contextos_lab.store.experience_store import (
-    DEFAULT_STORE_URL,
-    AppendOutcome,
-    ExperienceStore,
-    StoredRow,
-    StoreRefusal,
-    VerifyReport,
-)
+Names load on first use (PEP 562): `contextos_lab.store.db_url` and the CLI's `--help` stay
+free of SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# eager (it is light): the function must shadow the submodule of the same name
 from contextos_lab.store.lineage import LineageNode, lineage
 
-__all__ = [
-    "DEFAULT_STORE_URL",
-    "AppendOutcome",
-    "ExperienceStore",
-    "LineageNode",
-    "StoreRefusal",
-    "StoredRow",
-    "VerifyReport",
-    "lineage",
-]
+_WHERE = {
+    "DEFAULT_STORE_URL": "contextos_lab.store.experience_store",
+    "AppendOutcome": "contextos_lab.store.experience_store",
+    "ExperienceStore": "contextos_lab.store.experience_store",
+    "StoredRow": "contextos_lab.store.experience_store",
+    "StoreRefusal": "contextos_lab.store.experience_store",
+    "VerifyReport": "contextos_lab.store.experience_store",
+}
+__all__ = ["LineageNode", "lineage", *sorted(_WHERE)]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'contextos_lab.store' has no attribute {name!r}")

@@ -10,6 +10,8 @@ from __future__ import annotations
 #: Environment variables naming shared databases, so every worker of a team uses the same ones.
 STORAGE_ENV = "CONTEXTOS_STORAGE_URL"  # Optuna study storage (search, sweep, gate)
 STORE_ENV = "CONTEXTOS_STORE_URL"  # experience store
+#: The experience store when neither `--store` nor $CONTEXTOS_STORE_URL names one.
+DEFAULT_STORE_URL = "sqlite:///.contextos/experience.db"
 
 
 def sqlalchemy_url(url: str) -> str:

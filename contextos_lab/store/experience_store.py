@@ -19,9 +19,8 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
-import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.exc import (
     IntegrityError,
@@ -42,9 +41,13 @@ from contextos_lab.store.admission import (
 from contextos_lab.store.append import anchor_committed, append_once
 from contextos_lab.store.chain import GENESIS, head_mac, row_hash, row_mac
 from contextos_lab.store.database import artifacts, chain_head, create_tables, make_engine, metadata
+from contextos_lab.store.db_url import DEFAULT_STORE_URL
 from contextos_lab.store.lookups import latest, latest_row
 from contextos_lab.store.records import AppendOutcome, StoredRow, StoreRefusal, VerifyReport
 from contextos_lab.store.signing import load_authorised_overriders, load_signing_key
+
+if TYPE_CHECKING:  # pandas only for `frame`: `store verify` and `ingest` never build one
+    import pandas as pd
 
 #: Names this module has always offered; they now live in the sibling modules above.
 __all__ = [
@@ -66,8 +69,6 @@ __all__ = [
     "row_hash",
     "row_mac",
 ]
-
-DEFAULT_STORE_URL = "sqlite:///.contextos/experience.db"
 
 E = TypeVar("E", bound=Envelope)
 

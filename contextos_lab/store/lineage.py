@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from contextos_lab.store.experience_store import ExperienceStore
+if TYPE_CHECKING:
+    from contextos_lab.store.experience_store import ExperienceStore
 
 
 @dataclass

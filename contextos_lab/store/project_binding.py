@@ -161,6 +161,8 @@ def record_project(conn: Connection, project: DomainConfig, key: bytes) -> None:
     project_binding.create(conn, checkfirst=True)
     now = binding_of(project)
     last = _latest(conn)
+    if last is None:
+        _refuse_unnamed(project)
     if last is not None and last.registry_sha256 == now.registry_sha256:
         return
     why = binding_conflict(last, project) if last is not None else None
@@ -176,3 +178,17 @@ def record_project(conn: Connection, project: DomainConfig, key: bytes) -> None:
         "recorded_at": datetime.now(UTC).isoformat(),
     }
     conn.execute(project_binding.insert().values(**values, mac=binding_mac(key, values)))
+
+
+def _refuse_unnamed(project: DomainConfig) -> None:
+    """A first write binds the store for good: refuse it (the transaction rolls back, nothing
+    is stored) when nobody named the project, rather than bind the bundled example."""
+    from contextos_lab.domain.active import project_named
+    from contextos_lab.errors import UserError
+
+    if not project_named():
+        raise UserError(
+            f"this store has no project yet and none was named (the bundled example "
+            f"{project.name} is only a fallback): pass --project DIR (or set $CONTEXTOS_PROJECT) "
+            "to name the store's project; nothing was written"
+        )

@@ -55,6 +55,8 @@ class VerifyReport:
     verdict: str | None = None
 
     def __str__(self) -> str:
+        if self.ok and self.verdict == "empty":
+            return "ok: empty store: nothing was ever written, so there is nothing to verify"
         if self.ok:
             text = f"ok: {self.rows_checked} rows, chain, seal, anchor and signatures hold"
             return "; ".join([text, *(f"warning: {w}" for w in self.warnings)])

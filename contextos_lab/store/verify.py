@@ -4,7 +4,9 @@ Each failure is a `VerifyReport` with a `verdict` (a stable name a script can ma
 first row concerned. Nothing stored, however malformed (bad JSON in a column, a NULL, a
 missing table, a file that is no longer a database), makes verification raise: a store that
 cannot be read is itself a verdict. Only a missing key is an error (nothing can be vouched
-for without it). The chain head is checked against the anchor kept beside the key
+for without it), except on a store that holds nothing and never did (no row, no seal, no
+project binding, no anchor): that one is `ok` with verdict `empty`, key or no key.
+The chain head is checked against the anchor kept beside the key
 (`store.anchor`), which catches deleted rows and a rollback to an earlier sealed copy.
 """
 
@@ -14,7 +16,7 @@ import hmac
 import json
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import inspect, select
+from sqlalchemy import func, inspect, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from contextos_lab.schemas import ENVELOPES_BY_KIND
@@ -48,10 +50,12 @@ class _Tampered(Exception):
 
 
 def verify_store(store: StoreHandle) -> VerifyReport:
+    anchor = read_anchor(store.url)
+    if anchor is None and _holds_nothing(store):
+        return VerifyReport(True, 0, verdict="empty")
     key = store.signing_key  # SigningKeyMissing propagates: an error, not a verdict
     checked, last = 0, (0, GENESIS)
     seq, aid = None, None
-    anchor = read_anchor(store.url)
     try:
         with store.engine.connect() as conn:
             tables = set(inspect(conn).get_table_names())
@@ -84,6 +88,27 @@ def verify_store(store: StoreHandle) -> VerifyReport:
     except _Tampered as t:
         return _bad(t.verdict, t.reason, checked)
     return VerifyReport(True, checked, warnings=warnings)
+
+
+def _holds_nothing(store: StoreHandle) -> bool:
+    """Both tables there and no row in them nor in the project binding: nothing to vouch for.
+    (Anything unreadable is not "nothing": the full check names it.)"""
+    try:
+        with store.engine.connect() as conn:
+            tables = set(inspect(conn).get_table_names())
+            if not {"artifacts", "chain_head"} <= tables:
+                return False
+            counted = [artifacts, chain_head]
+            if "project_binding" in tables:
+                from contextos_lab.store.project_binding import project_binding
+
+                counted.append(project_binding)
+            return all(
+                conn.execute(select(func.count()).select_from(t)).scalar_one() == 0
+                for t in counted
+            )
+    except SQLAlchemyError:
+        return False
 
 
 def _check_anchored_row(url: str, anchor: Anchor | str | None, raw: Any) -> None:

@@ -13,6 +13,7 @@ import pytest
 from contextos_lab.autotune.spec.load import load_spec
 from contextos_lab.autotune.study.storage import open_storage
 from contextos_lab.cli.app import main
+from contextos_lab.domain.loader import BUNDLED_PROJECT
 from contextos_lab.gate.run_gate import load_gate_run, run_gate
 from contextos_lab.proposals.files.emit import emit
 from contextos_lab.proposals.files.emitted_store import store_emitted
@@ -111,7 +112,8 @@ def test_an_outside_change_is_evaluated_gated_and_emitted_with_its_provenance(
     judge = [sys.executable, str(REPO / "examples" / "reference_proposer" / "judge.py"),
              str(out / "runs" / "gate_toy_run"), "--out", str(prefs)]  # fmt: skip
     assert subprocess.run(judge, check=False).returncode == 0
-    assert main(["ingest", "preferences", str(prefs), "--store", url]) == 0
+    named = ["--project", str(BUNDLED_PROJECT)]  # a fresh store's first write names its project
+    assert main(["ingest", "preferences", str(prefs), "--store", url, *named]) == 0
     gate = ["gate", "--spec", str(spec), "--out", str(out), "--ledger", str(tmp_path / "l.jsonl"),
             "--store", url]  # fmt: skip
     assert main(gate) == 0, capsys.readouterr()

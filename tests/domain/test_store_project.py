@@ -129,3 +129,37 @@ def test_an_altered_binding_is_a_verify_verdict_not_a_project(run, tmp_path: Pat
     assert recorded_project(store) is None  # its MAC fails: it names no project
     out, err = run("store", "verify", "--store", store, code=1)
     assert "malformed_row" in out + err and "project binding" in out + err
+
+
+def test_a_first_write_with_no_project_named_is_refused(run, tmp_path: Path) -> None:
+    """Issue 40: the bundled example is a fallback for reading, never a store's project by
+    default; nothing is bound or stored, and no "belongs to" line is printed."""
+    from contextos_lab.store.experience_store import ExperienceStore
+
+    store = f"sqlite:///{tmp_path}/s.db"
+    decisions = str(PROJECT / "data" / "decisions.jsonl")
+    out, err = run("ingest", "decisions", decisions, "--store", store, code=2)
+    assert err.count("\n") == 1 and "--project" in err and "nothing was written" in err
+    assert "belongs to" not in out + err
+    assert recorded_project(store) is None
+    assert ExperienceStore(store, create=False).count() == 0
+    # named: the first write binds it, and says so once
+    out, _ = run("ingest", "decisions", decisions, "--store", store, "--project", str(PROJECT))
+    assert f"store {store} now belongs to project coding_agent" in out
+    feedback = str(PROJECT / "data" / "feedback.jsonl")
+    out, _ = run("ingest", "feedback", feedback, "--store", store)  # the store's project
+    assert "belongs to" not in out and "accepted 70" in out
+
+
+def test_the_demo_binds_its_own_store_to_the_bundled_example(tmp_path: Path) -> None:
+    from contextos_lab.cli.demo import ingest_sample
+    from contextos_lab.domain.active import cached_project, use_project
+
+    (tmp_path / ".contextos").mkdir()  # as `demo` makes it
+    previous = use_project(cached_project(BUNDLED_PROJECT), named=False)  # as `demo` alone
+    try:
+        assert "accepted" in ingest_sample(tmp_path, "synthetic:30:7")
+    finally:
+        use_project(previous)
+    recorded = recorded_project(f"sqlite:///{(tmp_path / 'store.db').resolve()}")
+    assert recorded is not None and recorded.root == BUNDLED_PROJECT

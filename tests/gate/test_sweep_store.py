@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from contextos_lab.cli.app import main
+from contextos_lab.domain.loader import BUNDLED_PROJECT
 from contextos_lab.schemas.tuning import TuningProposal
 from contextos_lab.store import ExperienceStore
 from tests.gate.gate_toy import write_project
@@ -32,7 +33,8 @@ def test_sweep_with_a_store_stores_the_proposal_with_its_preference_evidence(
     first = prefs.read_text()
     assert subprocess.run(judge, check=False).returncode == 0
     assert prefs.read_text() == first  # the same layout, the same judgements: ingested once
-    assert main(["ingest", "preferences", str(prefs), "--store", url]) == 0
+    named = ["--project", str(BUNDLED_PROJECT)]  # a fresh store's first write names its project
+    assert main(["ingest", "preferences", str(prefs), "--store", url, *named]) == 0
     assert main(["ingest", "preferences", str(prefs), "--store", url]) == 0
     assert "(0 new, 150 already stored)" in capsys.readouterr().out
     sweep = ["sweep", str(spec), "--out", str(out), "--ledger", str(tmp_path / "l.jsonl"),

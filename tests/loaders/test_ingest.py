@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from contextos_lab.cli.app import main
+from contextos_lab.domain.loader import BUNDLED_PROJECT
 from contextos_lab.loaders import ingest_file, quarantine_path
 from contextos_lab.schemas import DecisionRecord, FeedbackEntry
 from contextos_lab.store import ExperienceStore
@@ -30,7 +31,8 @@ def _snapshot(store: ExperienceStore) -> list[tuple[int, str]]:
 
 
 def _ingest(capsys: pytest.CaptureFixture[str], *argv: Any) -> tuple[int, str, str]:
-    code = main(["ingest", *map(str, argv)])
+    # a fresh store's first write names its project (issue 40: never bound by default)
+    code = main(["ingest", *map(str, argv), "--project", str(BUNDLED_PROJECT)])
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -217,3 +217,18 @@ def test_every_shape_ships_and_rolls_back_from_the_cli(loop) -> None:
         assert re.search(r"retired|superseded", out), (shape, out)
         shipped[shape] = rule["rule_id"]
     assert set(shipped) == set(SHAPES)
+
+
+def test_replay_without_the_rubrics_goldens_is_one_line_naming_goldens_record(
+    loop, tmp_path: Path
+) -> None:
+    """Issue 40: a rubric proposal whose goldens file is missing: exit 2, one line naming the
+    file and the command that records it (was a KeyError traceback)."""
+    out, _ = loop("propose", "--reason-class", "migration_without_rubric")
+    proposal = json.loads(out)
+    target = proposal["patch"]["target_id"]
+    goldens = tmp_path / "desk" / "harness" / "goldens" / f"{target}.jsonl"
+    goldens.unlink()
+    _, err = loop("replay", proposal["proposal_id"], code=2)
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert str(goldens) in err and f"contextos-lab goldens record {target}" in err

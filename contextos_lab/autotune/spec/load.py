@@ -15,7 +15,7 @@ from contextos_lab.autotune.spec.run_spec import TuningRunSpec
 
 class OverlapProblem(str):
     """A spec problem that is a search / held-out overlap: the CLI exits 7 for it, the status
-    the gate uses for the same refusal (README, CLI conventions)."""
+    the gate uses for the same refusal (docs/loop.md, CLI conventions)."""
 
 
 class SpecError(ValueError):

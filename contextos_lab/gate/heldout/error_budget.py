@@ -9,7 +9,7 @@ change of shape: the gamma sequence spreads the budget evenly over a *planned li
 first few tests (its level is ~1e-4 by the tenth gate) and suits unbounded streams, not a
 held-out set that is meant to be retired and refreshed.
 
-What it guarantees (documented in the README, "Held-out reuse"):
+What it guarantees (documented in docs/stages/gate.md, "Held-out reuse"):
 - with no true effect in any sweep, the chance of *any* false promotion over the set's whole
   life is at most `initial_wealth` (< alpha), whatever the dependence between gates: before the
   first promotion every level is fixed in advance (`initial_wealth * gamma_t`), so a union bound

@@ -2,6 +2,12 @@
 replayed like policy.
 """
 
+from pathlib import Path
+
+#: Where the bundle registry lives unless `--bundles` says otherwise (here, not in `registry`,
+#: so a command's `--help` can show it without loading pydantic models)
+DEFAULT_BUNDLES_DIR = Path(".contextos/bundles")
+
 __all__ = [
     "bundle",
     "registry",

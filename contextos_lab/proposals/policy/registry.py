@@ -21,9 +21,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from contextos_lab.errors import UserError
+from contextos_lab.proposals.policy import DEFAULT_BUNDLES_DIR as DEFAULT_BUNDLES_DIR
 from contextos_lab.proposals.policy.bundle import PolicyBundle
 
-DEFAULT_BUNDLES_DIR = Path(".contextos/bundles")
 _REF = re.compile(r"^(?P<id>[A-Za-z0-9_.-]+)@v(?P<version>\d+)#(?P<hash>[0-9a-f]{64})$")
 
 

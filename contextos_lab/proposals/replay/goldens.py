@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from contextos_lab.domain.active import active_project
 from contextos_lab.domain.config import DomainConfig
+from contextos_lab.errors import UserError
 from contextos_lab.proposals.policy.bundle import STATUS_OF, Decision
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.decision import DecisionRecord
@@ -92,12 +93,19 @@ def load_goldens(path: Path | str) -> list[GoldenCase]:
     return out
 
 
+class GoldensMissing(UserError, LookupError):
+    """A bundle (or rubric) without its goldens file: the CLI prints one line and exits 2."""
+
+
 def bundled_goldens(bundle_id: str, project: DomainConfig | None = None) -> list[GoldenCase]:
     """The project's goldens for a bundle (seed 000: `listGoldensFor(target_id)`), from
     `harness/goldens/<BUNDLE_ID>.jsonl` of the given or active project."""
     path = (project or active_project()).goldens_path(bundle_id)
     if not path.exists():
-        raise KeyError(f"no goldens for {bundle_id} (looked for {path})")
+        raise GoldensMissing(
+            f"no goldens for {bundle_id} (looked for {path}): "
+            f"`contextos-lab goldens record {bundle_id}` records them from the replay cases"
+        )
     return load_goldens(path)
 
 

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from contextos_lab.domain.active import active_project
@@ -54,6 +53,9 @@ from contextos_lab.schemas.strategy import (
     ScorecardsDelta,
     StrategyProposal,
 )
+
+if TYPE_CHECKING:  # pandas only for the notebook's frame: the replay gate itself needs none
+    import pandas as pd
 
 LATENCY_BASE_MS, LATENCY_PER_LOOKUP_MS = 120.0, 80.0
 COST_BASE_CENTS, COST_PER_LOOKUP_CENTS, COST_HUMAN_CENTS = 0.2, 0.1, 50.0
@@ -217,6 +219,8 @@ def replay_frame(
     candidate: PolicyBundle,
     safety: SafetyRules | None = None,
 ) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame(replay_rows(goldens, baseline, candidate, safety))
 
 
