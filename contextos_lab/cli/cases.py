@@ -45,13 +45,6 @@ def run_import(args: argparse.Namespace) -> int:
             f"dropped {len(done.duplicates)} content duplicate(s), kept once so search and "
             f"held-out never share a case: {shown}{more}"
         )
-    if done.moved:
-        shown = ", ".join(f"{m} (~ {k})" for m, k in done.moved[:10])
-        more = f" and {len(done.moved) - 10} more" if len(done.moved) > 10 else ""
-        print(
-            f"kept {len(done.moved)} near copy(ies) of search cases on the search side, "
-            f"as the spec check would refuse them held out: {shown}{more}"
-        )
     print(
         "use them in a spec: search_set / heldout_test_set, "
         "evaluate: contextos_lab.evaluators.assertions:evaluate"

@@ -165,8 +165,6 @@ class Converted:
     n_heldout: int
     #: (dropped id, the kept id it duplicates): content duplicates are kept once, on one side
     duplicates: tuple[tuple[str, str], ...] = ()
-    #: (moved id, the search case it copies): near copies drawn held out, kept on the search side
-    moved: tuple[tuple[str, str], ...] = ()
 
 
 def convert(
@@ -187,7 +185,6 @@ def convert(
     for r in rows:
         u = int(sha256_hex(f"{seed}:{r['case_id']}")[:8], 16) / 0xFFFFFFFF
         (heldout if u < heldout_share else search).append(r)
-    search, heldout, moved = _copies_to_search(search, heldout)
     if not search or not heldout:
         raise ValueError(f"{path}: too few cases to split ({len(rows)}); add cases")
     inputs = sorted({k for c in cases for k in c.vars})
@@ -202,36 +199,7 @@ def convert(
             encoding="utf-8",
         )
         tmp.replace(p)
-    return Converted(
-        paths[0], paths[1], len(search), len(heldout), tuple(duplicates), tuple(moved)
-    )
-
-
-Row = dict[str, Any]
-
-
-def _copies_to_search(
-    search: list[Row], heldout: list[Row]
-) -> tuple[list[Row], list[Row], list[tuple[str, str]]]:
-    """Each held-out case the spec check would call a copy of a search case moved to the search
-    side, until none is left (a moved case may be copied by another held-out case). The rule
-    is `overlap.near_copies.copies`, the one `search` and the gate apply, on the rows as JSON
-    (what the written sets read back as), so an import never makes a split `search` refuses."""
-    from contextos_lab.overlap.near_copies import compared, copies
-
-    def form(r: Row) -> Any:
-        return compared(str(r["case_id"]), json.loads(json.dumps(r, ensure_ascii=False)))
-
-    forms = {str(r["case_id"]): form(r) for r in [*search, *heldout]}
-    moved: list[tuple[str, str]] = []
-    while found := copies(
-        [forms[str(r["case_id"])] for r in search], [forms[str(r["case_id"])] for r in heldout]
-    ):
-        ids = {c.b_id: c.a_id for c in found}
-        moved.extend(ids.items())
-        search = [*search, *(r for r in heldout if str(r["case_id"]) in ids)]
-        heldout = [r for r in heldout if str(r["case_id"]) not in ids]
-    return search, heldout, moved
+    return Converted(paths[0], paths[1], len(search), len(heldout), tuple(duplicates))
 
 
 def _dedupe(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:

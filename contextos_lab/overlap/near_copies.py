@@ -1,12 +1,6 @@
 """Copies of a case in another set: exact once normalised (lists in any order), equal apart
 from set-like fields, of the same shape with every text alike, or near (Jaccard >= 0.9 over
-normalised word shingles) with the same scored values.
-
-Near is near in what is scored: records that differ in a number, a flag or a short text (an
-enum, an id, a question) the harness or an assertion reads are two cases however alike their
-words are (`normalise.scored`); the Jaccard rule is for free text. A changed number in a record
-is not a changed word in a sentence, and `cases import` splits by this same rule, so an import
-never makes a split the spec check refuses.
+normalised word shingles).
 
 `datasketch`'s MinHash LSH proposes near pairs in near-linear time (thousands of held-out cases
 against thousands of search cases); each candidate is confirmed on the exact Jaccard of the
@@ -18,7 +12,6 @@ rule rather than left to the threshold.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -29,7 +22,6 @@ from datasketch import MinHash, MinHashLSH
 from contextos_lab.overlap.normalise import (
     bagged,
     normalised,
-    scored,
     shape_of,
     shingles,
     texts,
@@ -67,7 +59,6 @@ class Compared:
     bag_key: str  # hash of it with every list sorted (order ignored)
     shape_key: str  # hash of its shape (texts replaced by a placeholder)
     texts: tuple[str, ...]  # its texts, in the bagged order
-    scored_key: str  # hash of its scored values (numbers, flags, short texts): equal or distinct
     grams: frozenset[str]
 
 
@@ -86,14 +77,8 @@ def _hash(value: Any) -> str:
     return sha256_hex(canonical_json(value))
 
 
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
 def compared(case_id: str, row: Mapping[str, Any]) -> Compared:
-    """`row` in comparable form. A null field is a missing one: a case set read as a frame
-    fills the fields other cases have with nulls."""
-    form = normalised({k: v for k, v in row.items() if not _missing(v)})
+    form = normalised(dict(row))
     rest = without_sets(form)
     bag = bagged(form)
     loose = _hash(rest) if len(words(rest)) >= _MIN_WORDS else None
@@ -104,7 +89,6 @@ def compared(case_id: str, row: Mapping[str, Any]) -> Compared:
         bag_key=_hash(bag),
         shape_key=_hash(shape_of(bag)),
         texts=tuple(texts(bag)),
-        scored_key=_hash(scored(bag, _MIN_SENTENCE)),
         grams=frozenset(shingles(bag)),
     )
 
@@ -180,8 +164,7 @@ def copies(
         elif c.grams:
             pending.append(c)
     for c, sketch in zip(pending, _sketches([c.grams for c in pending]), strict=True):
-        alike = [i for i in lsh.query(sketch) if a[i].scored_key == c.scored_key]
-        scores = [(jaccard(a[i].grams, c.grams), i) for i in alike]
+        scores = [(jaccard(a[i].grams, c.grams), i) for i in lsh.query(sketch)]
         score, i = max(scores, default=(0.0, -1))
         if score >= threshold:
             found.append(Copy(a[i].case_id, c.case_id, f"near (Jaccard {score:.2f})"))

@@ -121,31 +121,6 @@ def words(form: Any) -> list[str]:
     return out
 
 
-def scored(form: Any, sentence: int = 8) -> list[tuple[str, Any]]:
-    """The values of a bagged case a harness or an assertion decides on, as sorted (path, value)
-    pairs: every number, flag, null and short text (fewer than `sentence` words, compared as its
-    words so punctuation is no difference) under its key path (list positions left out, so a
-    reordered list of records is the same). Free text (a sentence or longer) and set-like lists
-    are left to the similarity rules: two records that differ here are two cases."""
-    out: list[tuple[str, Any]] = []
-
-    def walk(value: Any, path: str) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, f"{path}/{k}")
-        elif isinstance(value, list):
-            if not _set_like(value):
-                for v in value:
-                    walk(v, path)
-        elif not isinstance(value, str):
-            out.append((path, value))
-        elif len(value.split()) < sentence:
-            out.append((path, " ".join(_WORD.findall(value))))
-
-    walk(form, "")
-    return sorted(out, key=canonical_json)
-
-
 def shingles(form: Any, k: int = 3) -> set[str]:
     """Word k-grams of a normalised case's values: what near-copy similarity is measured on."""
     w = words(form)

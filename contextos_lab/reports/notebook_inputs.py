@@ -8,8 +8,8 @@ kernels in `notebooks/`, papermill and the CLI in the root: without one rule the
 parameter named two files, and notebook 03's held-out ledger was not the one the CLI spends
 (`gate` resolves against the folder it is started from: the root, as the docs run it).
 
-A missing input is a `MissingPrerequisite`: one line naming the path and what to run, shown by
-IPython without a traceback (`_render_traceback_`), still an error for papermill and Run All.
+A missing input is a `MissingPrerequisite` (errors.py): one line naming the path and what to
+run, shown by IPython without a traceback, still an error for papermill and Run All.
 """
 
 from __future__ import annotations
@@ -18,14 +18,11 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from contextos_lab.errors import MissingPrerequisite
 from contextos_lab.gate.heldout import ledger as heldout_ledger
+from contextos_lab.gate.study_front import StudyNotFound, load_study
 
-
-class MissingPrerequisite(FileNotFoundError):
-    """An input a notebook needs is absent; the message says where and what makes it."""
-
-    def _render_traceback_(self) -> list[str]:  # IPython shows these lines instead of a trace
-        return [f"missing prerequisite: {self}"]
+__all__ = ["MissingPrerequisite", "ledger_path", "repo_root", "require", "require_study"]
 
 
 def repo_root(start: Path | None = None) -> Path:
@@ -75,3 +72,11 @@ def ledger_path(value: str | Path | None, root: Path | None = None) -> Path:
     ledger and one error budget."""
     chosen = value or os.environ.get(heldout_ledger.LEDGER_ENV) or heldout_ledger.DEFAULT_LEDGER
     return resolve(chosen, root)
+
+
+def require_study(storage: str, name: str) -> None:
+    """The study must exist before a gate runs on it (notebooks 03 and 05)."""
+    try:
+        load_study(name, storage)
+    except StudyNotFound as exc:
+        raise MissingPrerequisite(str(exc)) from None

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from contextos_lab.autotune.study.enqueue import enqueue
 from contextos_lab.autotune.study.open import open_study
-from contextos_lab.autotune.study.storage import open_storage
 from contextos_lab.autotune.study.run import work
+from contextos_lab.autotune.study.storage import open_storage
 from tests.autotune.study.test_study import make_ctx
 
 
