@@ -24,6 +24,10 @@ MAKE_A_STUDY = "run notebook 02 or `contextos-lab search SPEC --out DIR` first"
 class StudyNotFound(LookupError):
     """No study of that name in the storage (run the sweep first)."""
 
+    def _render_traceback_(self) -> list[str]:
+        """In a notebook: the one line that says what to run, no traceback."""
+        return [f"StudyNotFound: {self}"]
+
 
 def study_file(storage: str) -> Path | None:
     """The file a SQLite or journal storage URL names (None for a server or memory)."""

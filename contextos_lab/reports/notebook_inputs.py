@@ -20,9 +20,18 @@ from pathlib import Path
 
 from contextos_lab.errors import MissingPrerequisite
 from contextos_lab.gate.heldout import ledger as heldout_ledger
-from contextos_lab.gate.study_front import StudyNotFound, load_study
+from contextos_lab.gate.study_front import load_study
 
-__all__ = ["MissingPrerequisite", "ledger_path", "repo_root", "require", "require_study"]
+__all__ = [
+    "MissingPrerequisite",
+    "ledger_path",
+    "repo_root",
+    "require",
+    "require_study",
+    "resolve",
+    "resolve_sources",
+    "store_url",
+]
 
 
 def repo_root(start: Path | None = None) -> Path:
@@ -75,8 +84,6 @@ def ledger_path(value: str | Path | None, root: Path | None = None) -> Path:
 
 
 def require_study(storage: str, name: str) -> None:
-    """The study must exist before a gate runs on it (notebooks 03 and 05)."""
-    try:
-        load_study(name, storage)
-    except StudyNotFound as exc:
-        raise MissingPrerequisite(str(exc)) from None
+    """The study must exist before a gate runs on it (notebooks 03 and 05): a StudyNotFound
+    (one line in a notebook; `contextos-lab gate` maps its name to exit status 8)."""
+    load_study(name, storage)

@@ -73,8 +73,8 @@ def gate_metrics(run: GateRun) -> pd.DataFrame:
                 for d, lo, hi in zip(table["delta"], table["ci_low"], table["ci_high"], strict=True)
             ],
             "test": table["test"],
-            "p": table["p_value"].map(fmt_p),
-            "Holm p": table["p_holm"].map(fmt_p),
+            "p_value": table["p_value"].map(fmt_p),
+            "p_holm": table["p_holm"].map(fmt_p),
         }
     )
     return out.set_index(["candidate", "metric"])
