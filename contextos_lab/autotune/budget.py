@@ -188,8 +188,7 @@ def budget_stop_reason(
         expected, how = calls_estimate(frame, calls_per_trial)
         if calls + (1 + in_flight) * expected > budget.calls:
             return (
-                f"call budget: {calls} of {budget.calls} calls spent; the next trial may "
-                f"make {how}"
+                f"call budget: {calls} of {budget.calls} calls spent; the next trial may make {how}"
             )
     if budget.usd is not None and len(frame):
         per_call = budget.usd_per_call_max or usd_per_call_estimate(frame)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -136,6 +136,25 @@ def load_who_and_when(paths: str | Path | Iterable[str | Path]) -> TraceLoadResu
             result.records.append(item.record)
             if item.feedback is not None:
                 result.feedback.append(item.feedback)
+    return result
+
+
+def load_runs(
+    runs: Sequence[Mapping[str, Any]], origin: str, times: Sequence[datetime]
+) -> TraceLoadResult:
+    """Who&When-shaped runs made in memory (a generator's), each at its time: read exactly as
+    the files are, so the notebook's default data goes through the real loader."""
+    result = new_result(origin, "who-and-when")
+    path = Path(origin)
+    for number, (raw, at) in enumerate(zip(runs, times, strict=True), start=1):
+        item, problem = guarded(_failure_of(path, number), raw, at)
+        if item is None:
+            result.reject(path, number, problem[0], problem[1], raw)
+            continue
+        result.traces.append(item.trace)
+        result.records.append(item.record)
+        if item.feedback is not None:
+            result.feedback.append(item.feedback)
     return result
 
 

@@ -111,3 +111,37 @@ def reasons(run: GateRun) -> str:
 def metric_order(metrics: list[str]) -> list[str]:
     order = {m: i for i, m in enumerate(METRIC_ORDER)}
     return sorted(metrics, key=lambda m: order.get(m, 99))
+
+
+def flat(frame: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
+    """Dict cells spread into `column.key` columns, lists joined, floats rounded: no raw dicts
+    or 16-digit floats in a table."""
+    if frame.empty:
+        return frame
+    out = frame.copy()
+    for column in list(out.columns):
+        values = out[column]
+        if values.map(lambda v: isinstance(v, dict)).any():
+            spread = pd.json_normalize(
+                values.map(lambda v: v if isinstance(v, dict) else {}).tolist()
+            ).set_axis(out.index)
+            spread.columns = [f"{column}.{c}" for c in spread.columns]
+            at = out.columns.get_loc(column)
+            out = pd.concat([out.iloc[:, :at], spread, out.iloc[:, at + 1 :]], axis=1)
+        elif values.map(lambda v: isinstance(v, list | tuple)).any():
+            out[column] = values.map(
+                lambda v: ", ".join(map(str, v)) if isinstance(v, list | tuple) else v
+            )
+    return out.apply(lambda col: col.map(lambda v: rounded(v, digits)))
+
+
+def text_view(frame: pd.DataFrame) -> Any:
+    """A table of trace text as text: real line breaks, wrapped, left-aligned, `$` left alone
+    by MathJax (the `tex2jax_ignore` class JupyterLab honours)."""
+    return (
+        frame.style.set_table_attributes('class="tex2jax_ignore"')
+        .set_properties(
+            **{"white-space": "pre-wrap", "text-align": "left", "overflow-wrap": "anywhere"}
+        )
+        .format(precision=4)
+    )
