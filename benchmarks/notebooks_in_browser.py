@@ -94,17 +94,28 @@ def _text(o: dict) -> str:
     return "".join("".join(v) if isinstance(v, list) else str(v) for v in data.values())
 
 
+def _shown(nb: dict) -> list[str]:
+    """Each code cell's outputs as one text (stream chunks merge on screen), volatile parts
+    (Styler ids, addresses, durations) removed."""
+    return [
+        VOLATILE.sub("", "".join(_text(o) for o in c.get("outputs", [])))
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+    ]
+
+
 def _empty_sections(nb: dict) -> int:
-    """`##` sections whose code cells show nothing."""
-    empty, current, shown = 0, None, True
+    """`##` sections with code whose cells show nothing (prose-only sections are not empty)."""
+    empty, has_code, shown = 0, False, False
     for cell in nb["cells"]:
         source = "".join(cell["source"])
         if cell["cell_type"] == "markdown" and source.startswith("## "):
-            empty += current is not None and not shown
-            current, shown = source, False
-        elif cell["cell_type"] == "code" and cell.get("outputs"):
-            shown = True
-    return empty + (current is not None and not shown)
+            empty += has_code and not shown
+            has_code, shown = False, False
+        elif cell["cell_type"] == "code":
+            has_code = True
+            shown = shown or bool(cell.get("outputs"))
+    return empty + (has_code and not shown)
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -158,8 +169,10 @@ def main() -> None:
         unlabelled = sum(
             int(m.group(1)) for o in outs for m in re.finditer(r"__UNLABELLED__ (\d+)", _text(o))
         )
-        changed_outputs = [VOLATILE.sub("", _text(o)) for o in outs] != [
-            VOLATILE.sub("", _text(o)) for o in _outputs(second)
+        changed_outputs = _shown(first) != _shown(second)
+        sources = ["".join(c["source"])[:60] for c in first["cells"] if c["cell_type"] == "code"]
+        changed_cells = [
+            src for src, a, b in zip(sources, _shown(first), _shown(second), strict=False) if a != b
         ]
         written = sorted(k for k in after if before.get(k) != after[k])
         rerun = changed_outputs or bool(written)
@@ -192,6 +205,7 @@ def main() -> None:
                 "empty_sections": empty,
                 "figures_unlabelled": unlabelled,
                 "rerun_changed_outputs": changed_outputs,
+                "rerun_changed_cells": changed_cells,
                 "rerun_files_written": written[:8],
                 "missing_input_message": message,
                 "missing_input_traceback": traceback,

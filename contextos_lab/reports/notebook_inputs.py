@@ -87,3 +87,22 @@ def require_study(storage: str, name: str) -> None:
     """The study must exist before a gate runs on it (notebooks 03 and 05): a StudyNotFound
     (one line in a notebook; `contextos-lab gate` maps its name to exit status 8)."""
     load_study(name, storage)
+
+
+def round_signing_key(folder: Path) -> tuple[bytes, str]:
+    """(key, where from) for a notebook's own store in `folder`: the configured key, else one
+    kept beside that store (made on the first run), so a second Run All verifies and dedupes
+    what the first signed instead of failing or signing anew."""
+    from contextos_lab.store.signing import load_signing_key
+
+    configured = load_signing_key(required=False)
+    if configured is not None:
+        return configured, "the configured signing key"
+    kept = folder / ".signing.key"
+    if not kept.is_file():
+        import secrets
+
+        folder.mkdir(parents=True, exist_ok=True)
+        kept.write_text(secrets.token_hex(32) + "\n", encoding="utf-8")
+        kept.chmod(0o600)
+    return kept.read_bytes().strip(), f"a key kept for this folder's store ({kept})"
