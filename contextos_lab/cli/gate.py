@@ -171,7 +171,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers,
         "gate",
         help="held-out gate for a study: notebook 03, HTML report, proposal files",
-        example="contextos-lab gate --spec my_run.yaml --out out/sweep --study my_run",
+        example="contextos-lab gate --spec my_run.yaml --out out/sweep "
+        "--study my_run",
         description=(
             "Re-run the baseline and the study's feasible Pareto front on the spec's held-out "
             "set, paired by case; emit TuningProposal files for promoted candidates only."

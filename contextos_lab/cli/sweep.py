@@ -106,7 +106,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sweep",
         example=[
             "contextos-lab sweep my_run.yaml --out out/sweep",
-            "contextos-lab sweep my_run.yaml --out out/sweep --n-trials 40 --no-progress",
+            "contextos-lab sweep my_run.yaml --out out/sweep --n-trials 40 "
+            "--no-progress",
         ],
         help="notebooks 02 (search) and 03 (held-out gate) with papermill, then emit proposals",
         description=(

@@ -75,7 +75,6 @@ def _laid_out(ctx: RunContext, frozen: optuna.trial.FrozenTrial) -> optuna.trial
             log.warning("run layout: trial %d not written: %s", frozen.number, exc)
     return frozen
 
-
 def run_trial(
     ctx: RunContext, trial: optuna.Trial, baseline: Mapping[str, float] | None
 ) -> tuple[float, ...]:
