@@ -285,3 +285,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    sys.stdout.flush()
+    # a kernel client thread papermill leaves behind kept the interpreter alive after the
+    # results were written (seen: 15 minutes); everything is on disk by now
+    os._exit(0)
