@@ -91,7 +91,13 @@ def _text(o: dict) -> str:
     if o["output_type"] == "error":
         return "\n".join(o["traceback"])
     data = o.get("data", {})
-    return "".join("".join(v) if isinstance(v, list) else str(v) for v in data.values())
+    # what JupyterLab renders: the richest representation only (a text/plain fallback such as
+    # a datetime's repr is not on screen when there is HTML)
+    for mime in ("text/html", "image/png", "text/markdown", "text/plain"):
+        if mime in data:
+            value = data[mime]
+            return "".join(value) if isinstance(value, list) else str(value)
+    return ""
 
 
 def _shown(nb: dict) -> list[str]:
