@@ -15,7 +15,13 @@ Attributes load on first use (PEP 562), so the CLI's `import contextos_lab` stay
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
+
+# Optuna imports `tqdm.auto`, which in a Jupyter kernel without ipywidgets warns "IProgress not
+# found" on stderr (a red box in JupyterLab) although no widget bar is ever shown: the bars this
+# kit draws pick a text bar there (autotune.study.run). Only that message is silenced.
+warnings.filterwarnings("ignore", message="IProgress not found")
 
 __version__ = "0.1.0"
 

@@ -61,6 +61,16 @@ class ExitError(Exception):
     def one_line(self) -> str:
         return one_line(str(self))
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows in a notebook: the one line, no traceback (still an error, so
+        Run All and papermill stop here)."""
+        return [f"{type(self).__name__}: {self.one_line()}"]
+
+
+class MissingPrerequisite(ExitError):
+    """An input a notebook or command needs is absent: where it was looked for and what to run
+    to make it."""
+
 
 class UserError(ExitError):
     """A mistake the user can fix; `str(exc)` is the whole message, `code` the exit status."""

@@ -72,15 +72,7 @@ def sweep(
     ctx = ctx or prepare(spec_obj)
     if fidelity is not None and fidelity != ctx.spec.fidelity:
         ctx = dataclasses.replace(ctx, spec=ctx.spec.model_copy(update={"fidelity": fidelity}))
-    cfg = ctx.spec.sampler
-    if sampler is not None or seed is not None:
-        cfg = SamplerConfig.model_validate(
-            {
-                **cfg.model_dump(),
-                **({"kind": sampler} if sampler else {}),
-                **({"seed": seed} if seed is not None else {}),
-            }
-        )
+    cfg = sampler_config(ctx.spec, sampler, seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if runs and ctx.runs is None:
@@ -90,6 +82,21 @@ def sweep(
     url = storage or default_storage_url(out)
     study = run_study(ctx, url, n_trials=n_trials, workers=workers, sampler=cfg, progress=progress)
     return collect(study, ctx.spec, storage=url)
+
+
+def sampler_config(
+    spec: TuningRunSpec, sampler: str | None = None, seed: int | None = None
+) -> SamplerConfig:
+    """The spec's sampler config with this run's `sampler` kind and `seed`, when given."""
+    if sampler is None and seed is None:
+        return spec.sampler
+    return SamplerConfig.model_validate(
+        {
+            **spec.sampler.model_dump(),
+            **({"kind": sampler} if sampler else {}),
+            **({"seed": seed} if seed is not None else {}),
+        }
+    )
 
 
 def collect(study: optuna.Study, spec: TuningRunSpec, storage: str = "") -> SweepResult:

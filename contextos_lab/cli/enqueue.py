@@ -84,7 +84,13 @@ def run(args: argparse.Namespace) -> int:
         cites=args.cites,
         layout=layout_for(out, ctx.spec.name),
     )
-    print(f"enqueued into study {done.study!r} by {done.proposer['by']}: {done.params}")
+    if not done.new:
+        print(
+            f"already in study {done.study!r} as trial {done.trial_number} "
+            f"(by {done.proposer['by']}): nothing added"
+        )
+    else:
+        print(f"enqueued into study {done.study!r} by {done.proposer['by']}: {done.params}")
     if not args.evaluate:
         print(
             f"{done.waiting} trial(s) waiting; the next `contextos-lab search`/`sweep` on {out} "

@@ -117,13 +117,13 @@ def run_gate(
     ctx = ctx or prepare(spec_obj)
     out = Path(out_dir)
     url = storage or default_storage_url(out)
+    name = study_name or ctx.spec.name
+    study = load_study(name, url)  # first: a missing study is named before any file is opened
     if ctx.cache is None:  # the study's paid results: the baseline re-run reads them, and a
         # gate re-run on the same study and held-out set gets the same runs, hence its verdicts
         from contextos_lab.harness.result_cache import open_for_study
 
         ctx.cache = open_for_study(url)
-    name = study_name or ctx.spec.name
-    study = load_study(name, url)
     recorded = study.user_attrs.get("problem_hash")
     if recorded is not None and recorded != problem_hash(ctx):
         raise StudyMismatch(

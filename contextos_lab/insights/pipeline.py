@@ -109,6 +109,23 @@ def load_sources(sources: str | Path | Sequence[str | Path]) -> Loaded:
     A single string or Path is one source."""
     loaded = Loaded()
     for source in as_source_list(sources):
+        if source.startswith("synthetic-runs"):
+            # Who&When-shaped runs of the same desk, through the real loader (the generator
+            # lives beside the reference harness, not in the core)
+            from contextos_lab.harness.reference.synthetic_runs import support_desk_runs
+            from contextos_lab.loaders.who_and_when import load_runs
+
+            parts = source.split(":")
+            runs, times = support_desk_runs(
+                int(parts[1]) if len(parts) > 1 else 45, int(parts[2]) if len(parts) > 2 else 7
+            )
+            result = load_runs(runs, source, times)
+            loaded.records += list(result.records)
+            loaded.feedback += list(result.feedback)
+            loaded.traces += result.traces
+            loaded.quarantined += result.quarantined
+            loaded.sources.append({"source": source, "kind": "synthetic", "records": len(runs)})
+            continue
         if source.startswith("synthetic"):
             load_synthetic(source, loaded)
             continue

@@ -38,12 +38,13 @@ def top_timeline(report: ClusterReport, top_n: int = 5) -> Figure | None:
     timeline = timeline[[c for c in keep if c in timeline.columns]]
     if timeline.empty:
         return None
-    fig, ax = plt.subplots(figsize=(9, 3.5))
+    fig, ax = plt.subplots(figsize=(9, 4.5))
     for column in timeline.columns:
         ax.plot(timeline.index, timeline[column].to_numpy(), marker="o", label=column[:60])
-    ax.set_ylabel("occurrences / day")
-    ax.set_title(f"Top {len(timeline.columns)} run insights over time")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_xlabel("day (UTC)", fontsize=9)
+    ax.set_ylabel("occurrences per day", fontsize=9)
+    ax.set_title(f"Top {len(timeline.columns)} run insights over time", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", framealpha=0.9)  # inside: the pane is 9 in wide
     fig.autofmt_xdate()
     fig.tight_layout()
     return fig

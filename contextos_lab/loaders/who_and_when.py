@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -191,6 +191,25 @@ def set_aside(raw: Any) -> tuple[Any, dict[str, str]]:
         if hazard is not None:
             aside[key] = f"malformed: {hazard[0]} {hazard[1]}"[:120]
     return {k: v for k, v in raw.items() if k not in aside}, aside
+
+
+def load_runs(
+    runs: Sequence[Mapping[str, Any]], origin: str, times: Sequence[datetime]
+) -> TraceLoadResult:
+    """Who&When-shaped runs made in memory (a generator's), each at its time: read exactly as
+    the files are, so the notebook's default data goes through the real loader."""
+    result = new_result(origin, "who-and-when")
+    path = Path(origin)
+    for number, (raw, at) in enumerate(zip(runs, times, strict=True), start=1):
+        item, problem = guarded(_failure_of(path, number), *set_aside(raw), at)
+        if item is None:
+            result.reject(path, number, problem[0], problem[1], raw)
+            continue
+        result.traces.append(item.trace)
+        result.records.append(item.record)
+        if item.feedback is not None:
+            result.feedback.append(item.feedback)
+    return result
 
 
 def _failure_of(path: Path, line: int | None):

@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from contextos_lab.errors import MissingPrerequisite, UserError
 from contextos_lab.proposals.compile.compilers import cluster_records, propose_from_insight
 from contextos_lab.proposals.policy.bundle import apply_patch
 from contextos_lab.proposals.policy.registry import BundleRegistry
@@ -94,6 +95,41 @@ def review_frame(store: Any, subject_id: str) -> pd.DataFrame:
     )
 
 
+def pick_insight(
+    store: Any, insight_id: str | None = None, reason_class: str | None = None
+) -> InsightCluster:
+    """The insight by id, else the latest of `reason_class`, else the store's largest: the
+    notebook's defaults work on any project; a wrong choice lists the valid ones."""
+    clusters = list(store.list(InsightCluster))
+    if not clusters:
+        raise MissingPrerequisite(
+            "no InsightCluster in this store: set `project` to a project folder (its data/ is "
+            "ingested and clustered) or `build_example` to True"
+        )
+    if insight_id:
+        found = [c for c in clusters if c.insight_id == insight_id]
+        choices = ", ".join(c.insight_id for c in clusters)
+        what = f"id {insight_id!r}"
+    else:
+        found = [c for c in clusters if reason_class in (None, c.override_reason_class)]
+        choices = ", ".join(sorted({str(c.override_reason_class) for c in clusters}))
+        what = f"reason class {reason_class!r}"
+    if not found:
+        raise UserError(f"no InsightCluster with {what} in this store; valid: {choices}")
+    if insight_id or reason_class:
+        return found[-1]
+    return max(reversed(found), key=lambda c: c.count)
+
+
+def default_approver(authorised: Sequence[str] | None) -> str:
+    """The sign-off: the notebook's usual approver when the project authorises it, else the
+    project's last authorised operator (the others review: four eyes)."""
+    people = list(authorised or ())
+    if not people or APPROVER in people:
+        return APPROVER
+    return people[-1]
+
+
 @dataclass
 class ReplayView:
     insight: InsightCluster
@@ -113,7 +149,7 @@ def run_notebook_04(
     goldens_path: str | Path | None = None,
     release: bool = True,
     actor: str = "notebook_04",
-    approver: str = APPROVER,
+    approver: str | None = None,
     reviewers: Mapping[str, str] | None = None,
     verdicts: Mapping[str, str] | None = None,
 ) -> ReplayView:
@@ -121,13 +157,7 @@ def run_notebook_04(
     each reviewer signs a ReviewVerdict with the store's key (`verdicts`: role → approve |
     reject | request_changes, default approve) and the release checks those envelopes; a
     refusal is reported, not raised."""
-    if insight_id:
-        insight = store.get(InsightCluster, insight_id)
-    else:
-        found = [c for c in store.list(InsightCluster) if c.override_reason_class == reason_class]
-        insight = found[-1] if found else None
-    if insight is None:
-        raise KeyError(f"no InsightCluster for {insight_id or reason_class}")
+    insight = pick_insight(store, insight_id, reason_class)
     known = [p for p in store.list(StrategyProposal) if p.insight_id == insight.insight_id]
     proposal = known[-1] if known else None
     if proposal is None:
@@ -147,6 +177,7 @@ def run_notebook_04(
     frame = replay_frame(goldens, baseline, apply_patch(baseline, proposal.patch))
     refused = None
     if release and rule_for(store, proposal.proposal_id) is None:
+        approver = approver or default_approver(sorted(store.authorised_overriders or ()))
         who = reviewers or default_reviewers(sorted(store.authorised_overriders or ()), approver)
         try:
             reviews = sign_reviews(store, proposal.proposal_id, who, verdicts)

@@ -15,3 +15,5 @@ def report_defaults() -> None:
     pd.set_option("display.max_columns", None)
     pd.set_option("display.max_colwidth", None)
     pd.set_option("display.width", None)
+    pd.set_option("display.precision", 4)  # 0.10000000000000012 reads 0.1
+    pd.set_option("display.html.use_mathjax", False)  # `$255 ... $305` in text stays text

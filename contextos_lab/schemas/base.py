@@ -68,13 +68,16 @@ class Envelope(BaseModel):
         return sha256_hex(self.canonical())
 
     def _repr_html_(self) -> str:
+        """Field, value rows; nested objects flattened to one `a.b: value` line each, floats
+        to 4 significant digits, text wrapped, no MathJax on `$` (tex2jax_ignore)."""
         rows = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
-            f"<td style='text-align:left'>{html.escape(_cell_text(value))}</td></tr>"
+            f"<tr><th style='text-align:left;vertical-align:top'>{html.escape(name)}</th>"
+            f"<td style='text-align:left;white-space:pre-wrap;overflow-wrap:anywhere'>"
+            f"{html.escape(_flat_text(value))}</td></tr>"
             for name, value in self.model_dump(mode="json").items()
         )
         title = html.escape(f"{type(self).__name__} {self.artifact_id}")
-        return f"<table><caption>{title}</caption>{rows}</table>"
+        return f"<table class='tex2jax_ignore'><caption>{title}</caption>{rows}</table>"
 
     def to_frame(self) -> pd.DataFrame:
         return envelopes_to_frame([self], type(self))
@@ -102,6 +105,28 @@ class EnvelopeList(list[E], Generic[E]):
         frame = self.to_frame()
         body = frame.to_html(index=False, max_rows=50, escape=True)
         return f"<div><strong>{len(self)} × {html.escape(name)}</strong>{body}</div>"
+
+
+def _flat_text(value: Any, prefix: str = "") -> str:
+    """A field's value for a person: dicts as `key: value` lines (dotted keys at depth), lists
+    of scalars comma-joined, floats to 4 significant digits."""
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        lines = []
+        for k, v in value.items():
+            key = f"{prefix}{k}"
+            lines.append(
+                _flat_text(v, f"{key}.") if isinstance(v, dict) and v else f"{key}: {_flat_text(v)}"
+            )
+        return "\n".join(lines)
+    if isinstance(value, list):
+        if all(not isinstance(v, dict | list) for v in value):
+            return ", ".join(_flat_text(v) for v in value)
+        return "\n".join(f"- {_flat_text(v)}".replace("\n", "\n  ") for v in value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return "" if value is None else str(value)
 
 
 def _cell_text(value: Any) -> str:

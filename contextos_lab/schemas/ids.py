@@ -40,13 +40,18 @@ def id_pattern(prefix: str) -> re.Pattern[str]:
 
 
 def new_id(prefix: str, at: datetime | None = None, seed: str | bytes | None = None) -> str:
-    """A fresh id; with `seed`, the suffix is derived from it (same seed, same id)."""
+    """A fresh id; with `seed`, the suffix is derived from it (same seed, same id). Data with
+    no clock (`NO_CLOCK`) gets no date part: `ins_1970_01_01_...` would read as a real date."""
+    from contextos_lab.schemas.clock import NO_CLOCK
+
     at = at or datetime.now(UTC)
     if seed is None:
         suffix = secrets.token_hex(4)
     else:
         raw = seed.encode("utf-8") if isinstance(seed, str) else seed
         suffix = hashlib.sha256(raw).hexdigest()[:10]
+    if at == NO_CLOCK:
+        return f"{prefix}_{suffix}"
     return f"{prefix}_{at.strftime('%Y_%m_%d')}_{suffix}"
 
 

@@ -36,6 +36,10 @@ class Enqueued:
     params: dict[str, Any]
     proposer: dict[str, Any]
     waiting: int
+    #: False when the same proposer had already enqueued this config: nothing was added.
+    new: bool = True
+    #: The trial holding the proposal (None for a new one until a worker takes it).
+    trial_number: int | None = None
 
 
 def check_config(ctx: RunContext, config: Mapping[str, Any]) -> dict[str, Any]:
@@ -106,10 +110,32 @@ def enqueue(
     cites: Sequence[str] = (),
     layout: RunLayout | None = None,
 ) -> Enqueued:
-    """Validate and enqueue one outside config into `study` with its provenance."""
+    """Validate and enqueue one outside config into `study` with its provenance.
+
+    Idempotent: when the same proposer already put the same config into the study (waiting,
+    running or evaluated), nothing is added and that trial is returned with `new=False`, so a
+    notebook run twice (or a retried job) evaluates and judges one trial, not two."""
     if not by.strip() or not rationale.strip():
         raise UserError("a proposal needs --by (who) and --rationale (why)")
     params = check_config(ctx, config)
+    waiting_states = (TrialState.WAITING,)
+    for trial in study.get_trials(deepcopy=False):
+        earlier = trial.user_attrs.get("proposer")
+        if (
+            isinstance(earlier, dict)
+            and earlier.get("kind") == "outside"
+            and earlier.get("by") == by.strip()
+            # a waiting trial has no params yet: Optuna keeps the enqueued ones aside
+            and (trial.params or trial.system_attrs.get("fixed_params")) == params
+        ):
+            return Enqueued(
+                study=study.study_name,
+                params=params,
+                proposer=dict(earlier),
+                waiting=len(study.get_trials(deepcopy=False, states=waiting_states)),
+                new=False,
+                trial_number=trial.number,
+            )
     proposer = {
         "kind": "outside",
         "by": by.strip(),
@@ -119,7 +145,7 @@ def enqueue(
         "config": dict(config),
     }
     study.enqueue_trial(params, user_attrs={"proposer": proposer}, skip_if_exists=False)
-    waiting = len(study.get_trials(deepcopy=False, states=(TrialState.WAITING,)))
+    waiting = len(study.get_trials(deepcopy=False, states=waiting_states))
     return Enqueued(study=study.study_name, params=params, proposer=proposer, waiting=waiting)
 
 

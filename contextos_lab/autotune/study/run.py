@@ -19,7 +19,6 @@ from contextos_lab.autotune.study.open import open_study
 from contextos_lab.autotune.study.storage import open_storage
 from contextos_lab.autotune.study.trial_count import (
     counted_trials,
-    finished_trials,
     reap_interrupted,
 )
 from contextos_lab.autotune.study.trial_run import run_one_trial
@@ -70,9 +69,28 @@ def _worker_main(payload: dict[str, Any], storage_url: str, budget: int, index: 
     work(ctx, study, budget)
 
 
+def _bar_kind() -> tuple[type[tqdm], dict[str, Any]]:
+    """tqdm's widget bar in a Jupyter kernel with ipywidgets; without them a text bar on stdout
+    there (tqdm.auto would warn `IProgress not found`, and stderr reads as an error in
+    JupyterLab); the terminal's usual bar on stderr elsewhere."""
+    import sys
+
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    if type(shell).__name__ != "ZMQInteractiveShell":  # not a Jupyter kernel
+        return tqdm, {}
+    try:
+        import ipywidgets  # noqa: F401  (only whether it is there)
+    except ImportError:
+        return tqdm, {"file": sys.stdout}
+    from tqdm.auto import tqdm as auto
+
+    return auto, {}
+
+
 @contextlib.contextmanager
 def _progress(total: int, initial: int, enabled: bool, desc: str) -> Iterator[tqdm]:
-    bar = tqdm(total=total, initial=initial, disable=not enabled, desc=desc, unit="trial")
+    kind, extra = _bar_kind() if enabled else (tqdm, {})
+    bar = kind(total=total, initial=initial, disable=not enabled, desc=desc, unit="trial", **extra)
     try:
         yield bar
     finally:
@@ -103,10 +121,12 @@ def run_study(
         from contextos_lab.harness.result_cache import open_for_study
 
         ctx.cache = open_for_study(storage_url)
-    with _progress(budget, finished_trials(study), progress, ctx.spec.name) as bar:
-        before = finished_trials(study)
+    # counted, not finished: pruned trials count toward the budget, so a resumed bar starts
+    # where the budget stands (it stopped at 58/150 when only finished ones were counted)
+    with _progress(budget, min(budget, counted_trials(study)), progress, ctx.spec.name) as bar:
+        before = counted_trials(study)
         ensure_baseline(ctx, study, budget)
-        bar.update(finished_trials(study) - before)
+        bar.update(counted_trials(study) - before)
         if workers == 1:
             work(ctx, study, budget, on_trial=lambda _t: bar.update(1), solo=True)
         else:
@@ -139,7 +159,7 @@ def _run_workers(
     try:
         while any(p.is_alive() for p in procs):
             time.sleep(poll_s)
-            bar.update(finished_trials(study) - bar.n)
+            bar.update(counted_trials(study) - bar.n)
     except BaseException:
         for p in procs:
             p.terminate()
@@ -147,7 +167,7 @@ def _run_workers(
     finally:
         for p in procs:
             p.join()
-    bar.update(finished_trials(study) - bar.n)
+    bar.update(counted_trials(study) - bar.n)
     failed = [f"{p.name} exit {p.exitcode}" for p in procs if p.exitcode != 0]
     if failed:
         raise RuntimeError(f"autotune workers failed: {failed}; finished trials are kept")
