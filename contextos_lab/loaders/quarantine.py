@@ -83,7 +83,8 @@ class Origin:
 
 @dataclass
 class LoadResult(Generic[E]):
-    """The records a source yielded and the rows it did not (docs/design.md, "Seams": the `Loader` result)."""
+    """The records a source yielded and the rows it did not: the `Loader` result
+    (docs/design.md, "Seams")."""
 
     source: Path
     format: str

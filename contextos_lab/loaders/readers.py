@@ -71,7 +71,8 @@ TABULAR: frozenset[Format] = frozenset({"csv", "parquet"})
 
 @runtime_checkable
 class Loader(Protocol[E]):
-    """The loader seam (docs/design.md, "Seams"): a source in, valid records and quarantined rows out."""
+    """The loader seam (docs/design.md, "Seams"): a source in, valid records and
+    quarantined rows out."""
 
     def load(self, source: Path | str) -> LoadResult[E]: ...
 
