@@ -25,7 +25,7 @@ import os
 import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -33,12 +33,10 @@ import numpy as np
 from contextos_lab.proposals.monitor.evidence import FIELDS
 from contextos_lab.proposals.monitor.fixed_look import fixed_look_worse
 from contextos_lab.proposals.monitor.monitor import monitor_window
+from contextos_lab.proposals.monitor.simulate import T0, bare_rule, draw, scorecards
 from contextos_lab.proposals.monitor.windows import open_window, slices
-from contextos_lab.schemas import Patch, Scorecard, StrategyRule
 from contextos_lab.store import ExperienceStore
 
-T0 = datetime(2026, 6, 1, tzinfo=UTC)
-KEY = "support.refund.execute"
 SCENARIOS = {
     "null": {},
     "policy_drop_7pts": {"policy": 0.90},
@@ -47,58 +45,24 @@ SCENARIOS = {
 }
 
 
-def rule() -> StrategyRule:
-    body = {"rule_id": "R_X", "applies_to": {"intent": KEY}, "then": {"allow": False}}
-    return StrategyRule(
-        rule_id="str_2026_06_01_bench",
-        applies_to={"intent": KEY},
-        patch=Patch(target="policy_bundle", target_id="POLICY_X", op="add", body=body),
-        released_at=T0,
-        pinned_baseline="POLICY_X@v1#" + "0" * 12,
-    )
-
-
-def draw(rng: np.random.Generator, n: int, harm: dict) -> dict[str, np.ndarray]:
-    utility = np.clip(rng.beta(8, 2, n) + harm.get("utility_shift", 0.0), 0.0, 1.0)
-    return {
-        "policy": (rng.random(n) < harm.get("policy", 0.97)).astype(float),
-        "safety": (rng.random(n) < 0.995).astype(float),
-        "utility": utility,
-        "latency": 200.0 * rng.lognormal(0.0, 0.3, n),
-        "economics": rng.gamma(4.0, 0.1, n),
-    }
-
-
-def cards(scores: dict[str, np.ndarray], start: datetime, span: timedelta, tag: str):
-    n = len(scores["policy"])
-    return [
-        Scorecard(
-            scorecard_id=f"sc_{tag}{i}",
-            subject_id=f"t_{tag}{i}",
-            decision_key=KEY,
-            computed_at=start + span * (i + 0.5) / max(n, 1),
-            **{f: float(scores[f][i]) for f in FIELDS.values()},
-        )
-        for i in range(n)
-    ]
-
-
 def one_release(args: tuple[str, int, int, int, int]) -> dict:
     scenario, seed, per_day, n_base, days = args
     rng = np.random.default_rng([seed, list(SCENARIOS).index(scenario)])
     harm = SCENARIOS[scenario]
     store = ExperienceStore("sqlite:///:memory:", signing_key=b"bench" * 8)
-    r = rule()
+    r = bare_rule()
     store.append(r)
     window = open_window(store, r, days=days)
-    base_scores = draw(rng, n_base, {})
-    store.append_many(cards(base_scores, T0 - timedelta(days=20), timedelta(days=20), "b"))
+    base_scores = draw(rng, n_base)
+    store.append_many(scorecards(base_scores, T0 - timedelta(days=20), timedelta(days=20), "b"))
     new_day, old_daily = None, None
     win_scores: list[dict[str, np.ndarray]] = []
     for day in range(1, days + 1):
-        s = draw(rng, int(rng.poisson(per_day)), harm)
+        s = draw(rng, int(rng.poisson(per_day)), **harm)
         win_scores.append(s)
-        store.append_many(cards(s, T0 + timedelta(days=day - 1), timedelta(days=1), f"d{day}_"))
+        store.append_many(
+            scorecards(s, T0 + timedelta(days=day - 1), timedelta(days=1), f"d{day}_")
+        )
         at = T0 + timedelta(days=day, minutes=5)
         if new_day is None:
             base, win = slices(store, window, until=at)
@@ -142,14 +106,16 @@ def single_look_new(n: int, per_day: int, n_base: int, days: int) -> float:
     for seed in range(n):
         rng = np.random.default_rng([10_000 + seed, 0])
         store = ExperienceStore("sqlite:///:memory:", signing_key=b"bench" * 8)
-        r = rule()
+        r = bare_rule()
         store.append(r)
         window = open_window(store, r, days=days)
-        base = draw(rng, n_base, {})
-        store.append_many(cards(base, T0 - timedelta(days=20), timedelta(days=20), "b"))
+        base = draw(rng, n_base)
+        store.append_many(scorecards(base, T0 - timedelta(days=20), timedelta(days=20), "b"))
         for day in range(1, days + 1):
-            s = draw(rng, int(rng.poisson(per_day)), {})
-            store.append_many(cards(s, T0 + timedelta(days=day - 1), timedelta(days=1), f"d{day}"))
+            s = draw(rng, int(rng.poisson(per_day)))
+            store.append_many(
+                scorecards(s, T0 + timedelta(days=day - 1), timedelta(days=1), f"d{day}")
+            )
         at = T0 + timedelta(days=days, minutes=5)
         b, w = slices(store, window, until=at)
         v = monitor_window(r, b, w, store=store, at=at, monitor=window, rules=[])

@@ -194,3 +194,16 @@ def test_verdicts_stored_before_issue_42_still_load():
     }
     v = MonitorVerdict.model_validate(old)
     assert v.looks == () and v.evidence["policy"].boundary is None
+
+
+def test_cli_monitor_says_why_and_shows_the_sequential_evidence(example, store, tmp_path, capsys):
+    from contextos_lab.cli.app import main
+
+    rule, window = released(store, example, seed=4)
+    at = (window.opened_at + timedelta(days=2, hours=3)).isoformat()
+    argv = ["monitor", rule.rule_id, "--store", store.url, "--at", at]
+    assert main([*argv, "--bundles", str(tmp_path / "bundles")]) == 0
+    out = capsys.readouterr().out
+    assert ": keep for " in out and "2 of 4 daily looks" in out
+    assert "why: no evidence of harm yet after 2 of 4 daily looks" in out
+    assert "policy" in out and "spent" in out and "boundary" in out
