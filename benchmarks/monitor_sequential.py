@@ -114,7 +114,7 @@ def single_look_new(n: int, per_day: int, n_base: int, days: int) -> float:
         for day in range(1, days + 1):
             s = draw(rng, int(rng.poisson(per_day)))
             store.append_many(
-                scorecards(s, T0 + timedelta(days=day - 1), timedelta(days=1), f"d{day}")
+                scorecards(s, T0 + timedelta(days=day - 1), timedelta(days=1), f"d{day}_")
             )
         at = T0 + timedelta(days=days, minutes=5)
         b, w = slices(store, window, until=at)
@@ -142,6 +142,8 @@ def main() -> None:
     ]
     with ProcessPoolExecutor(a.workers) as pool:
         rows = list(pool.map(one_release, jobs, chunksize=8))
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / "monitor_sequential_rows.json").write_text(json.dumps(rows) + "\n")
     table = summarise(rows, a.days)
     single = single_look_new(a.single_sims, a.per_day, a.baseline, a.days)
     print(

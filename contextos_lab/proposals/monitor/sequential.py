@@ -19,24 +19,25 @@ while the monitor only needs validity at the window's day boundaries. So:
   s = +1 where a drop is harm (policy, safety, utility), −1 where a rise is (latency, cost);
   v_b is the baseline variance. Standardising by the *baseline's* variance (not the pooled one)
   keeps the power where it matters: failures are rare at the baseline rate.
-* **Boundary** b_j by simulation, not a normal table: 0/1 scores near 1.0 are far from normal.
-  Under "the release changes nothing" the baseline and every window day are draws from the same
-  distribution; we estimate it by the baseline slice plus one imagined decision at the harmful
-  extreme (0 for bounded scores, twice the baseline's worst for latency/cost) — so an all-1.0
-  baseline still admits a failure and one failure in the window is not "infinitely" significant
-  — and re-draw baseline and window days (at the window's observed daily counts: arrivals carry
-  no information about scores) SIMS times. b_j is set so that the simulated share of paths that
-  crossed by look j stays within α_e(t_j) = α_e·ln(1 + (e − 1)·j/K) (Lan–DeMets Pocock-type
-  spending on the calendar fraction: harm should be caught early, so the budget is not saved
-  for the end as O'Brien–Fleming would). The cut is rank-based ((m + 1)/(SIMS + 1) ≤ α), so
-  the finite number of simulations does not inflate the error.
-* **Deterministic**: the simulation streams are seeded by the window id, the evaluator and the
-  day, so a look recomputes bit-for-bit from the store, and earlier looks' boundaries do not move
-  when a later day is added.
-* **Evidence**: the sequential p-value p_k = share of simulated null paths that came at least
-  as close to their boundary by look k as the data did (crossing ⇔ p_k ≤ α_e(t_k)); the repeated
-  confidence interval delta ± b_k·se_k (Jennison & Turnbull); and the day the boundary would be
-  crossed if the current difference held at the current arrival rate.
+* **Boundary** b_j, computed from the data, not a normal table: 0/1 scores near 1.0 are far
+  from normal. Under "the release changes nothing" baseline and window days are one sample, so
+  the null law is estimated from everything seen so far (baseline ∪ window days 1..k — pooling
+  is what keeps the error at its share: plugging in the baseline alone made a lucky baseline's
+  boundary too tight and doubled the error in simulation). b_k keeps the chance of crossing
+  *first* at look k within the spending increment α_e(t_k) − α_e(t_{k−1}), with
+  α_e(t) = α_e·ln(1 + (e − 1)·t), t = j/K (Lan–DeMets Pocock-type spending on the calendar
+  fraction: harm should be caught early, so the budget is not saved for the end as
+  O'Brien–Fleming would); the increments sum to α_e over the window. Two-valued scores are
+  computed exactly (binomial dynamic programming over the baseline's and the window's running
+  counts, at the window's observed daily counts — arrivals carry no information about scores);
+  other scores by SIMS seeded draws (days resampled, large groups normal), the tail read off
+  the normal fitted to the simulated Z.
+* **Deterministic**: the draws are seeded by the window id, the evaluator and the look; a look's
+  boundary is stored with it and reused (frozen) by later looks.
+* **Evidence**: the sequential p-value p_k = the chance, under the same law, of coming at least
+  as close to the boundaries by look k as the data did (crossing ⇔ p_k ≤ α_e spent, up to
+  discreteness); the repeated confidence interval delta ± b_k·se_k (Jennison & Turnbull); and
+  the day the boundary would be crossed if the current difference held at the current rate.
 
 The budget: α = 0.05 for the release, split (Bonferroni) as SHARES — the floors take the larger
 shares, recurrence takes RECURRENCE_SHARE. Written here rather than with statsmodels' normal
@@ -52,7 +53,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom
+from scipy.stats import binom, norm
 
 ALPHA = 0.05
 #: Per-evaluator shares of ALPHA (floors larger); with RECURRENCE_SHARE they sum to ALPHA.
@@ -201,7 +202,7 @@ def calibrate_look(
     makes them one sample); b_k is the cut that keeps the chance of crossing *first* at look k
     within the spending increment α_e(t_k) − α_e(t_{k−1}), so the increments add up to α_e
     over the window. Two-valued scores are computed exactly; others by SIMS seeded draws with
-    a rank cut ((m + 1)/(SIMS + 1) ≤ increment)."""
+    the tail of the normal fitted to the simulated Z."""
     k = len(days)
     step = spent(SHARES[name], k, n_days) - spent(SHARES[name], k - 1, n_days)
     observed = observed_z(name, baseline, days)
@@ -219,9 +220,11 @@ def calibrate_look(
     z = z_stat(HARM_SIGN[name], mb, var_s, baseline.size, mw, cum_n)
     bounds = np.array([*earlier, math.inf])
     crossed = np.any(z[:, :-1] > bounds[:-1], axis=1) if k > 1 else np.zeros(SIMS, dtype=bool)
-    allowed = math.floor(step * (SIMS + 1)) - 1
-    alive = np.sort(z[~crossed, -1])[::-1]
-    b = math.inf if allowed < 0 or alive.size == 0 else float(alive[min(allowed, alive.size - 1)])
+    alive = z[~crossed, -1]
+    # non-0/1 scores: the simulated Z at a look is near normal (sums of ≥ 10 draws); a rank cut
+    # would need ~1/increment draws for the small shares, so the tail is read off the normal
+    # fitted to the simulated paths still alive
+    b = float(alive.mean() + alive.std() * norm.isf(step)) if alive.size > 1 else math.inf
     bounds[-1] = b
     finite = np.isfinite(bounds)
     if not finite.any():
