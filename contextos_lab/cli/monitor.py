@@ -21,6 +21,7 @@ from contextos_lab.proposals.monitor.windows import BASELINE_DAYS
 from contextos_lab.schemas.monitoring import ClosureStatus
 
 if TYPE_CHECKING:
+    from contextos_lab.schemas.monitoring import EvaluatorEvidence, MonitorVerdict
     from contextos_lab.schemas.replay import ReplayPacket
 
 
@@ -38,20 +39,20 @@ def _monitor(args: argparse.Namespace) -> int:
     if window is None:
         raise UserError(f"{rule.rule_id} has no monitor window (was it released?)")
     base, win = slices(store, window, baseline_days=args.baseline_days, until=args.until)
-    verdict = monitor_window(rule, base, win, store=store, at=args.at)
+    verdict = monitor_window(
+        rule, base, win, store=store, at=args.at, monitor=window, baseline_days=args.baseline_days
+    )
     print(
         f"{verdict.monitor_verdict_id}: {verdict.verdict.value} for {rule.rule_id} "
         f"(baseline {window.baseline_ref}; {verdict.n_baseline} baseline vs "
-        f"{verdict.n_window} window scorecards on {window.decision_key})"
+        f"{verdict.n_window} window scorecards on {window.decision_key}; "
+        f"{len(verdict.looks)} of {verdict.days} daily looks)"
     )
+    print(f"why: {why(verdict)}")
     for reason in verdict.reasons:
         print(f"  - {reason}")
     for name, e in verdict.evidence.items():
-        p = "n/a" if e.p_value is None else f"{e.p_value:.3g}"
-        print(
-            f"  {name:<8} baseline {e.baseline_mean:.4g} window {e.window_mean:.4g} p={p}"
-            + ("  WORSE" if e.worse else "")
-        )
+        print(f"  {name:<8} {evidence_line(e)}" + ("  WORSE" if e.worse else ""))
     if args.act:
         done = act_on_verdict(
             verdict, rule, store=store, bundles=BundleRegistry(args.bundles), actor=args.actor
@@ -67,6 +68,37 @@ def _monitor(args: argparse.Namespace) -> int:
         f"--evidence {verdict.monitor_verdict_id}{packet} --rationale TEXT"
     )
     return 0
+
+
+def evidence_line(e: EvaluatorEvidence) -> str:
+    """Estimate, repeated CI, sequential p against the share spent, boundary, decisive day."""
+    p = "n/a" if e.p_value is None else f"{e.p_value:.3g}"
+    ci = "" if e.ci_low is None else f" [{e.ci_low:+.3g}, {e.ci_high:+.3g}]"
+    spent = "" if e.alpha_spent is None else f" (spent {e.alpha_spent:.2g} of {e.alpha_share:g})"
+    z = "" if e.z is None else f" Z={e.z:.2f}"
+    bound = "" if e.boundary is None else f" boundary {e.boundary:.2f}"
+    day = "" if e.decisive_day is None else f"; decisive by day {e.decisive_day} at this rate"
+    return (
+        f"baseline {e.baseline_mean:.4g} window {e.window_mean:.4g} delta {e.delta:+.3g}{ci}"
+        f" p={p}{spent}{z}{bound}{day}"
+    )
+
+
+def why(verdict: MonitorVerdict) -> str:
+    """The verdict in one line."""
+    worse = [n for n, e in verdict.evidence.items() if e.worse]
+    if worse:
+        e = verdict.evidence[worse[0]]
+        return (
+            f"{worse[0]} crossed its boundary on day {e.crossed_day}: harm shown within its "
+            f"error share {e.alpha_share:g}"
+        )
+    if verdict.window_open:
+        return (
+            f"no evidence of harm yet after {len(verdict.looks)} of {verdict.days} daily looks "
+            "(no boundary crossed); the window stays open"
+        )
+    return verdict.reasons[0] if verdict.reasons else verdict.verdict.value
 
 
 def _packet(store: object, packet_id: str) -> ReplayPacket:

@@ -27,7 +27,9 @@ class MonitorDecision(StrEnum):
 
 
 class EvaluatorEvidence(BaseModel):
-    """One evaluator's baseline-vs-window comparison (Mann–Whitney U, see monitor.py)."""
+    """One evaluator's baseline-vs-window comparison. Verdicts stored before issue 42 carry a
+    fresh Mann–Whitney p; since then `p_value` is the sequential p over the window's calendar
+    looks so far (see proposals/monitor/sequential.py) and the optional fields are filled."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -36,6 +38,29 @@ class EvaluatorEvidence(BaseModel):
     delta: float
     p_value: float | None
     worse: bool
+    z: float | None = Field(default=None, description="harm-oriented statistic at the last look")
+    boundary: float | None = Field(default=None, description="its boundary (None: none yet)")
+    ci_low: float | None = Field(default=None, description="repeated confidence interval of delta")
+    ci_high: float | None = None
+    alpha_share: float | None = Field(default=None, description="this evaluator's error share")
+    alpha_spent: float | None = Field(default=None, description="share spent by the last look")
+    crossed_day: int | None = Field(default=None, description="look whose boundary was crossed")
+    decisive_day: int | None = Field(
+        default=None, description="day the boundary would be crossed if the current delta held"
+    )
+
+
+class MonitorLook(BaseModel):
+    """One calendar look (day boundary) of the window: what was seen and the running statistic."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    day: int = Field(ge=1)
+    until: AwareDatetime
+    n_window: int = Field(ge=0)
+    z: dict[str, float] = Field(default_factory=dict)
+    boundary: dict[str, float | None] = Field(default_factory=dict)
+    crossed: tuple[str, ...] = ()
 
 
 class MonitorVerdict(Envelope):
@@ -58,6 +83,10 @@ class MonitorVerdict(Envelope):
     superseded_by: str | None = None
     thresholds: dict[str, float] = Field(default_factory=dict)
     decided_at: AwareDatetime
+    window_id: str | None = Field(default=None, description="the MonitorWindow looked at")
+    days: int | None = Field(default=None, ge=1, description="calendar looks in the window")
+    looks: tuple[MonitorLook, ...] = Field(default=(), description="every look so far")
+    window_open: bool | None = Field(default=None, description="False once the window ran out")
 
 
 class ClosureStatus(StrEnum):

@@ -1,71 +1,52 @@
 """The post-release monitor window (seed 001): production scorecards after release against the
 baseline slice → keep, roll back, supersede or retire, with the evidence.
 
-Per evaluator the two slices' per-decision scores are compared with a two-sided Mann–Whitney U
-test (slices are different decisions, so unpaired; scores are bounded and often tied, so
-rank-based). An evaluator is "worse" when p < ALPHA and the move is beyond its tolerance:
-policy and safety (floors) any drop; utility a drop of more than UTILITY_TOLERANCE; latency and
-cost a rise of more than COST_REL_TOLERANCE of the baseline mean. The verdict, first match wins:
+Issue 42: the "worse" decision is a calendar group-sequential test per evaluator (see
+`sequential` for the design and `evidence` for the per-evaluator record), valid however often
+`monitor` is called, with one error budget for the release shared by the five evaluators and
+the recurrence signal. The verdict, first match wins:
 1. supersede — a newer released rule patches the same bundle rule;
-2. roll back — any evaluator worse, or RECURRENCE_LIMIT or more new corrections of the source
-   class signed after release (the fix does not hold);
+2. roll back — any evaluator crossed its boundary beyond tolerance, or the corrections of the
+   source class since release are both RECURRENCE_LIMIT or more and improbable at the
+   pre-release rate (Poisson, RECURRENCE_SHARE split over the window's looks);
 3. keep (window stays open) — fewer than MIN_SLICE decisions on either side: underpowered;
 4. retire — none of the window's decisions fall under the rule (it governs nothing);
-5. keep.
+5. keep — "no evidence of harm yet" while the window is open; closed with keep when it ran out.
+Each call appends a verdict holding every look so far (upstream: the rule, the window and the
+previous verdict), so `lineage` shows the looks; a call that sees no new look, scorecard or
+correction returns the stored verdict and writes nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import numpy as np
-from scipy.stats import mannwhitneyu
+from scipy.stats import poisson
 
+from contextos_lab.proposals.monitor import looks as cal
+from contextos_lab.proposals.monitor import sequential as seq
+from contextos_lab.proposals.monitor.evidence import (
+    COST_REL_TOLERANCE,
+    FIELDS,
+    UTILITY_TOLERANCE,
+    sequential_evidence,
+)
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.insight import InsightCluster
-from contextos_lab.schemas.monitoring import (
-    EvaluatorEvidence,
-    MonitorDecision,
-    MonitorVerdict,
-)
+from contextos_lab.schemas.monitoring import MonitorDecision, MonitorLook, MonitorVerdict
+from contextos_lab.schemas.review import MonitorWindow
 from contextos_lab.schemas.scorecard import Scorecard
 from contextos_lab.schemas.strategy import StrategyRule
 
-ALPHA = 0.05
-UTILITY_TOLERANCE = 0.05
-COST_REL_TOLERANCE = 0.20
+ALPHA = seq.ALPHA
 MIN_SLICE = 20
 RECURRENCE_LIMIT = 3
-#: Monitor evaluator name → Scorecard field (seed 000 calls economics "cost").
-FIELDS = {
-    "policy": "policy",
-    "safety": "safety",
-    "utility": "utility",
-    "latency": "latency",
-    "cost": "economics",
-}
-
-
-def _evidence(name: str, base: np.ndarray, win: np.ndarray) -> EvaluatorEvidence:
-    b, w = float(base.mean()), float(win.mean())
-    delta = w - b
-    p: float | None = None
-    if len(base) and len(win) and not (np.all(base == base[0]) and np.all(win == base[0])):
-        p = float(mannwhitneyu(base, win, alternative="two-sided").pvalue)
-    significant = p is not None and p < ALPHA
-    if name in ("policy", "safety"):
-        worse = delta < 0
-    elif name == "utility":
-        worse = delta < -UTILITY_TOLERANCE
-    else:
-        worse = delta > COST_REL_TOLERANCE * abs(b)
-    return EvaluatorEvidence(
-        baseline_mean=b, window_mean=w, delta=delta, p_value=p, worse=bool(worse and significant)
-    )
+__all__ = ["COST_REL_TOLERANCE", "FIELDS", "UTILITY_TOLERANCE", "monitor_window"]
 
 
 def _covered(rule: StrategyRule, card: Scorecard) -> bool:
@@ -87,20 +68,40 @@ def newer_rule_on_same_target(rule: StrategyRule, rules: Sequence[StrategyRule])
     return None
 
 
-def recurrence_after_release(store: Any, rule: StrategyRule) -> int:
-    """Corrections of the source cluster's (decision_key, reason class) signed after release."""
+def _corrections(store: Any, rule: StrategyRule) -> list[datetime]:
     if rule.lineage is None or rule.released_at is None:
-        return 0
+        return []
     cluster = store.get(InsightCluster, rule.lineage.insight_id)
     if cluster is None:
-        return 0
-    return sum(
-        1
+        return []
+    return [
+        fb.signed_at
         for fb in store.list(FeedbackEntry)
         if fb.decision_key == cluster.decision_key
         and fb.override_reason_class == cluster.override_reason_class
-        and fb.signed_at > rule.released_at
-    )
+    ]
+
+
+def recurrence_after_release(store: Any, rule: StrategyRule) -> int:
+    """Corrections of the source cluster's (decision_key, reason class) signed after release."""
+    return sum(1 for t in _corrections(store, rule) if t > rule.released_at)  # type: ignore[operator]
+
+
+def recurrence_p(
+    store: Any, rule: StrategyRule, count: int, days: float, baseline_days: int
+) -> float:
+    """P(≥ count corrections in `days`) at the source class's pre-release daily rate."""
+    before = [
+        t
+        for t in _corrections(store, rule)
+        if rule.released_at - timedelta(days=baseline_days) <= t <= rule.released_at  # type: ignore[operator]
+    ]
+    expected = len(before) / baseline_days * max(days, 1.0)
+    return float(poisson.sf(count - 1, expected)) if count else 1.0
+
+
+def _fingerprint(cards: Sequence[Scorecard]) -> str:
+    return hashlib.sha256("|".join(sorted(c.scorecard_id for c in cards)).encode()).hexdigest()
 
 
 def monitor_window(
@@ -112,45 +113,101 @@ def monitor_window(
     recurrence: int | None = None,
     rules: Sequence[StrategyRule] | None = None,
     at: datetime | None = None,
+    monitor: MonitorWindow | None = None,
+    baseline_days: int = 60,
 ) -> MonitorVerdict:
-    """The verdict for one released rule; with `store`, recurrence and newer rules are read
-    from it and the verdict is appended (upstream: the rule)."""
+    """The verdict for one released rule. With `monitor` (the rule's MonitorWindow) the looks
+    are its calendar days up to `at`; without, the window slice is one look. With `store`,
+    recurrence, newer rules and earlier looks are read from it and the verdict is appended
+    unless an identical one (same looks, cards, corrections) is already there."""
     when = at or datetime.now(UTC)
+    n_days = cal.window_days(monitor) if monitor else 1
+    done = cal.completed_days(monitor, when) if monitor else 1
+    days = cal.by_day(monitor, window, done)
+    prev, frozen = cal.recorded(store, monitor.window_id if monitor else None)
+    rec_p: float | None = None
     if store is not None:
         recurrence = recurrence_after_release(store, rule) if recurrence is None else recurrence
         rules = list(store.list(StrategyRule)) if rules is None else rules
+        if recurrence and rule.lineage is not None:
+            rec_p = recurrence_p(store, rule, recurrence, max(done, 1), baseline_days)
     recurrence = recurrence or 0
-    evidence = {
-        name: _evidence(
-            name,
-            np.array([getattr(c, f) for c in baseline], dtype=float),
-            np.array([getattr(c, f) for c in window], dtype=float),
+    seed = monitor.window_id if monitor else rule.rule_id
+    evidence, bounds, zs = {}, {}, {}
+    if baseline and window:
+        for name in FIELDS:
+            evidence[name], bounds[name], zs[name] = sequential_evidence(
+                name, baseline, days, frozen, n_days, seed, window
+            )
+    looked = [c for d in days for c in d]
+    look_records = tuple(
+        MonitorLook(
+            day=k,
+            until=(monitor.opened_at + k * cal.DAY) if monitor else when,
+            n_window=sum(len(d) for d in days[:k]),
+            z={n: zs[n][k - 1] for n in zs if len(zs[n]) >= k},
+            boundary={n: bounds[n][k - 1] for n in bounds if len(bounds[n]) >= k},
+            crossed=tuple(
+                n
+                for n in zs
+                if len(zs[n]) >= k
+                and bounds[n][k - 1] is not None
+                and zs[n][k - 1] > bounds[n][k - 1]
+            ),  # type: ignore[operator]
         )
-        for name, f in FIELDS.items()
-        if baseline and window
-    }
+        for k in range(1, len(days) + 1)
+    )
     matched = sum(_covered(rule, c) for c in window)
     by = newer_rule_on_same_target(rule, rules or [])
     worse = [n for n, e in evidence.items() if e.worse]
+    recurs = recurrence >= RECURRENCE_LIMIT and (
+        rec_p is None or rec_p <= seq.RECURRENCE_SHARE / n_days
+    )
+    closed = done >= n_days
     if by:
         verdict, reasons = MonitorDecision.supersede, [f"{by} now patches the same bundle rule"]
-    elif worse or recurrence >= RECURRENCE_LIMIT:
+    elif worse or recurs:
         verdict = MonitorDecision.roll_back
-        reasons = [f"{n} worse than baseline (p={evidence[n].p_value:.3g})" for n in worse]
-        if recurrence >= RECURRENCE_LIMIT:
+        reasons = [
+            f"{n} worse than baseline: Z {evidence[n].z:.2f} crossed its boundary on day "
+            f"{evidence[n].crossed_day} (sequential p={evidence[n].p_value:.3g}, share "
+            f"{evidence[n].alpha_share:g} of alpha {ALPHA:g})"
+            for n in worse
+        ]
+        if recurs:
             reasons.append(f"{recurrence} new corrections of the source class since release")
     elif min(len(baseline), len(window)) < MIN_SLICE:
         verdict = MonitorDecision.keep
         reasons = [f"underpowered: fewer than {MIN_SLICE} decisions per slice; window stays open"]
     elif matched == 0:
         verdict, reasons = MonitorDecision.retire, ["no decision in the window falls under it"]
+    elif closed:
+        verdict = MonitorDecision.keep
+        reasons = [f"window closed: no evaluator worse at any of its {n_days} daily looks; keep"]
     else:
-        verdict, reasons = MonitorDecision.keep, ["no evaluator worse; no recurrence"]
-    seed = canonical_json(
-        {"rule": rule.rule_id, "at": when.isoformat(), "v": verdict.value, "n": len(window)}
+        verdict = MonitorDecision.keep
+        reasons = [
+            f"no evidence of harm yet: no evaluator worse at {done} of {n_days} daily looks; "
+            "no recurrence; window stays open"
+        ]
+    stamp = monitor.opened_at + done * cal.DAY if monitor else when
+    key = canonical_json(
+        {
+            "rule": rule.rule_id,
+            "window": seed,
+            "looks": done,
+            "cards": _fingerprint(looked if monitor else window),
+            "n": len(window) if monitor is None else len(looked),
+            "recurrence": recurrence,
+            "v": verdict.value,
+            "at": None if monitor else when.isoformat(),
+        }
     )
+    verdict_id = new_id("mv", at=stamp, seed=key)
+    if store is not None and (found := store.find(verdict_id)) is not None:
+        return found  # type: ignore[return-value]
     result = MonitorVerdict(
-        monitor_verdict_id=new_id("mv", at=when, seed=seed),
+        monitor_verdict_id=verdict_id,
         rule_id=rule.rule_id,
         proposal_id=rule.proposal_id,
         baseline_ref=rule.pinned_baseline,
@@ -164,15 +221,23 @@ def monitor_window(
         superseded_by=by,
         thresholds={
             "alpha": ALPHA,
+            **{f"alpha_{n}": a for n, a in seq.SHARES.items()},
+            "alpha_recurrence": seq.RECURRENCE_SHARE,
             "utility_tolerance": UTILITY_TOLERANCE,
             "cost_rel_tolerance": COST_REL_TOLERANCE,
             "min_slice": MIN_SLICE,
             "recurrence_limit": RECURRENCE_LIMIT,
         },
         decided_at=when,
+        window_id=monitor.window_id if monitor else None,
+        days=n_days,
+        looks=look_records,
+        window_open=not closed if monitor else None,
     )
     if store is not None:
-        store.append(result, upstream=[rule.rule_id])
+        ups = [rule.rule_id, *([monitor.window_id] if monitor else [])]
+        ups += [prev.monitor_verdict_id] if prev is not None else []
+        store.append(result, upstream=ups)
     return result
 
 
