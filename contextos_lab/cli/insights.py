@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from contextos_lab.cli.conventions import add_command, iso_datetime
 from contextos_lab.cli.store import open_store
@@ -35,6 +35,8 @@ def _cluster(args: argparse.Namespace) -> int:
     from contextos_lab.insights.pipeline import analyse, write_report
     from contextos_lab.insights.split import SplitSpec
     from contextos_lab.insights.stored import loaded_from_store, store_report
+    from contextos_lab.schemas.base import EnvelopeList
+    from contextos_lab.schemas.insight import Insight
 
     if args.workers is None:
         args.workers = default_workers()
@@ -78,6 +80,8 @@ def _cluster(args: argparse.Namespace) -> int:
             heldout_fraction=args.heldout_fraction,
             text_backend=None if args.text_backend == "none" else args.text_backend,
         )
+        if store is not None:  # daily re-runs on a growing store must not make findings
+            report.insights = EnvelopeList(held_across_reruns(report.insights, store), Insight)
     except (ValueError, FileNotFoundError, RuntimeError) as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
@@ -111,6 +115,13 @@ def _cluster(args: argparse.Namespace) -> int:
         f"source's tests, against successful runs), {standing.count('exploratory')} "
         "exploratory (no successful baseline, no test, or q above the threshold)"
     )
+    looks = [i.support["rerun"] for i in report.insights if "rerun" in i.support]
+    if looks:
+        print(
+            f"look {looks[0]['look']} of this store: a finding needs q <= "
+            f"{looks[0]['threshold']:.3g} (the error rate is spent over re-runs on growing data; "
+            "earlier findings stand)"
+        )
     if not report.routing.empty:
         shown = report.routing.sort_values("standing", key=lambda s: s != "finding", kind="stable")
         print(shown[["standing", "kind", "signal", "rule", "pattern"]].to_string(index=False))
@@ -152,6 +163,15 @@ def _attribution_weights(path: str | None) -> Iterator[None]:
             os.environ.pop(WEIGHTS_ENV, None)
         else:
             os.environ[WEIGHTS_ENV] = saved
+
+
+def held_across_reruns(insights: list[Any], store: Any) -> list[Any]:
+    """The run's insights with their standing decided at this look of the store
+    (`insights.findings.reruns`)."""
+    from contextos_lab.insights.findings.reruns import hold_across_reruns
+    from contextos_lab.schemas.insight import Insight
+
+    return hold_across_reruns(insights, list(store.list(Insight)))
 
 
 def _out_of_core(args: argparse.Namespace) -> bool:
