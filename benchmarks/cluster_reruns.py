@@ -67,7 +67,7 @@ def day_rows(rng: np.random.Generator, h: int, day: int, per_day: int, rate: flo
 
 
 def _cli(argv: list[str]) -> int:
-    from contextos_lab.cli.app import main
+    from contextos_lab.api import main
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         return main(argv)

@@ -52,16 +52,16 @@ from benchmarks.corpora.vendor_secrets import (  # noqa: E402
     vendor_probes,
 )
 from benchmarks.near_copies import structured_goals  # noqa: E402  (issue 44: scored values)
-from contextos_lab.api import (  # noqa: E402
+from contextos_lab.api import (  # noqa: E402  # noqa: E402
     carries_directive,
     case_set_from_frame,
+    credsweeper_hit,
     overlap,
+    prefixed_token_hit,
     redact_argv,
     redact_text,
+    scanner_hit,
 )
-from contextos_lab.harness.credsweeper_scan import credsweeper_hit  # noqa: E402
-from contextos_lab.harness.secret_scan import scanner_hit  # noqa: E402
-from contextos_lab.harness.token_shapes import prefixed_token_hit  # noqa: E402
 from tests.harness.secret_shapes import SHAPES, benign_lines, secret_probes  # noqa: E402
 from tests.memory.injection_payloads import benign_notes, payloads  # noqa: E402
 from tests.overlap.near_copy_shapes import bundled_cases, near_copy, shape_names  # noqa: E402

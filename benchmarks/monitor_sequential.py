@@ -30,12 +30,18 @@ from pathlib import Path
 
 import numpy as np
 
-from contextos_lab.proposals.monitor.evidence import FIELDS
-from contextos_lab.proposals.monitor.fixed_look import fixed_look_worse
-from contextos_lab.proposals.monitor.monitor import monitor_window
-from contextos_lab.proposals.monitor.simulate import T0, bare_rule, draw, scorecards
-from contextos_lab.proposals.monitor.windows import open_window, slices
-from contextos_lab.store import ExperienceStore
+from contextos_lab.api import (
+    FIELDS,
+    T0,
+    ExperienceStore,
+    bare_rule,
+    draw,
+    fixed_look_worse,
+    monitor_window,
+    open_window,
+    scorecards,
+    slices,
+)
 
 SCENARIOS = {
     "null": {},

@@ -25,9 +25,7 @@ from typing import Any
 
 import optuna
 
-from contextos_lab.autotune.budget import spend_total
-from contextos_lab.autotune.spec.load import load_spec
-from contextos_lab.autotune.sweep import sweep
+from contextos_lab.api import load_spec, spend_total, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "standin_llm"

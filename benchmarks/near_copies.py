@@ -30,9 +30,14 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from contextos_lab.autotune.cases import case_set_from_frame, overlap_details  # noqa: E402
-from contextos_lab.autotune.spec.check import default_set_checker  # noqa: E402
-from contextos_lab.harness.case_format import SimpleCase, case_row, convert  # noqa: E402
+from contextos_lab.api import (  # noqa: E402
+    SimpleCase,
+    case_row,
+    case_set_from_frame,
+    convert,
+    default_set_checker,
+    overlap_details,
+)
 from tests.overlap.near_copy_shapes import near_copy, shape_names  # noqa: E402
 from tests.overlap.structured_cases import structured_cases  # noqa: E402
 

@@ -260,6 +260,27 @@ RESEARCH: dict[str, str] = {
     "simulate_reuse": "contextos_lab.gate.heldout.reuse_simulation",
     "guardrails_of": "contextos_lab.gate.run_gate",
     "decide": "contextos_lab.gate.verdict",
+    # secrets (benchmarks/leak_corpus.py compares the layers one by one)
+    "credsweeper_hit": "contextos_lab.harness.credsweeper_scan",
+    "scanner_hit": "contextos_lab.harness.secret_scan",
+    "prefixed_token_hit": "contextos_lab.harness.token_shapes",
+    # the post-release monitor (benchmarks/monitor_sequential.py drives it through the store)
+    "FIELDS": "contextos_lab.proposals.monitor.evidence",
+    "fixed_look_worse": "contextos_lab.proposals.monitor.fixed_look",
+    "monitor_window": "contextos_lab.proposals.monitor.monitor",
+    "T0": "contextos_lab.proposals.monitor.simulate",
+    "bare_rule": "contextos_lab.proposals.monitor.simulate",
+    "draw": "contextos_lab.proposals.monitor.simulate",
+    "scorecards": "contextos_lab.proposals.monitor.simulate",
+    "open_window": "contextos_lab.proposals.monitor.windows",
+    "slices": "contextos_lab.proposals.monitor.windows",
+    # near copies in what is scored (benchmarks/near_copies.py)
+    "overlap_details": "contextos_lab.autotune.cases",
+    "default_set_checker": "contextos_lab.autotune.spec.check",
+    "SimpleCase": "contextos_lab.harness.case_format",
+    "case_row": "contextos_lab.harness.case_format",
+    # the CLI in-process (benchmarks/cluster_reruns.py runs the real commands daily)
+    "main": "contextos_lab.cli.app",
 }
 
 

@@ -96,10 +96,18 @@ class ChatJudge:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def _ranker(self) -> Attributor:
+        """The kit's ranking the judge chooses among (the registry passes the default with
+        any calibrated weights; built directly, the bundled weights)."""
         if self.ranker is None:
-            from contextos_lab.insights.attribution.registry import default_attributor
+            from contextos_lab.insights.attribution.default_weights import (
+                DEFAULT_TEMPERATURE,
+                DEFAULT_WEIGHTS,
+            )
+            from contextos_lab.insights.attribution.linear import LinearAttributor
 
-            self.ranker = default_attributor()
+            self.ranker = LinearAttributor(
+                DEFAULT_WEIGHTS, name="default", temperature=DEFAULT_TEMPERATURE
+            )
         return self.ranker
 
     def attribute(self, run: RunTrace) -> Attribution | None:
@@ -204,16 +212,16 @@ def _kept(first: Attribution, why: str) -> Attribution:
     return replace(first, evidence={**first.evidence, "judge": {"kept_kit_attribution": why}})
 
 
-def judge_from_env() -> ChatJudge:
+def judge_from_env(ranker: Attributor | None = None) -> ChatJudge:
     """The judge named by CONTEXTOS_JUDGE_BASE_URL / _MODEL (and _API_KEY when the endpoint
-    needs one)."""
+    needs one), choosing among `ranker`'s candidates."""
     base, model = os.environ.get(ENV_BASE_URL, ""), os.environ.get(ENV_MODEL, "")
     if not base or not model:
         raise UserError(
             f"the llm-judge attributor needs {ENV_BASE_URL} (e.g. http://localhost:8000/v1) "
             f"and {ENV_MODEL} in the environment"
         )
-    return ChatJudge(base, model, os.environ.get(ENV_KEY) or None)
+    return ChatJudge(base, model, os.environ.get(ENV_KEY) or None, ranker=ranker)
 
 
 __all__ = ["PROMPT_VERSION", "ChatJudge", "judge_from_env", "request_messages"]

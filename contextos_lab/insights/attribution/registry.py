@@ -39,7 +39,7 @@ def default_attributor() -> Attributor:
 def _llm_judge() -> Attributor:
     from contextos_lab.insights.attribution.judge import judge_from_env
 
-    return judge_from_env()
+    return judge_from_env(ranker=default_attributor())
 
 
 ATTRIBUTORS: dict[str, Callable[[], Attributor]] = {

@@ -14,7 +14,8 @@ from contextos_lab.proposals.monitor.evidence import FIELDS
 from contextos_lab.schemas import Patch, Scorecard, StrategyRule
 
 T0 = datetime(2026, 6, 1, tzinfo=UTC)
-KEY = "support.refund.execute"
+#: A decision key of no domain: simulated releases govern one made-up key.
+KEY = "simulated.decision"
 
 
 def bare_rule(released_at: datetime = T0, key: str = KEY) -> StrategyRule:
