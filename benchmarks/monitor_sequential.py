@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import statistics
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from datetime import timedelta
@@ -149,7 +150,9 @@ def main() -> None:
     with ProcessPoolExecutor(a.workers) as pool:
         rows = list(pool.map(one_release, jobs, chunksize=8))
     a.out.mkdir(parents=True, exist_ok=True)
-    (a.out / "monitor_sequential_rows.json").write_text(json.dumps(rows) + "\n")
+    # each release's row, kept while the single-look phase runs (not a result: no goals)
+    rows_file = Path(tempfile.gettempdir()) / "monitor_sequential_rows.json"
+    rows_file.write_text(json.dumps(rows) + "\n")
     table = summarise(rows, a.days)
     single = single_look_new(a.single_sims, a.per_day, a.baseline, a.days)
     print(

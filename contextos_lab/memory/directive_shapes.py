@@ -76,7 +76,7 @@ _DECODE_AND_ACT = re.compile(
     re.IGNORECASE,
 )
 _DECISION = (
-    r"(?:approve|grant|refund|reimburse|pay|waive|mark|send|forward|share|reveal|disclose|"
+    r"(?:approve|grant|re(?:fund|imburse)|pay|waive|mark|send|forward|share|reveal|disclose|"
     r"transfer|give|say|tell|answer|reply|respond|skip|bypass|disable|ignore|delete|issue|"
     r"credit|accept|authori[sz]e|wire|close|escalate)"
 )
