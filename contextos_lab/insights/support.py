@@ -1,10 +1,15 @@
 """Computed support for an insight: its rate against the baseline rate, and its trend.
 
-The test is a one-sided two-sample proportions z-test (statsmodels `proportions_ztest`,
-alternative "larger"): does the pattern's rate (hits among the pattern's stratum) exceed the
-baseline rate (the same outcome among the rule's comparison runs)? The p-value, both rates, the
-Wilson 95% interval of the pattern's rate and the test name travel in `Insight.support`. Without
-a baseline population, or with no variance at all, no test is run (`p_value` None).
+The test is one-sided Fisher's exact test on the 2×2 table (scipy `fisher_exact`, alternative
+"greater"): does the pattern's rate (hits among the pattern's stratum) exceed the baseline rate
+(the same outcome among the rule's comparison runs)? Exact, because patterns are found at five
+members and the normal approximation (the two-proportion z-test used before) is too liberal at
+such counts: under `cluster --store` re-runs on null data it alone turned patterns into findings
+(docs/monitoring.md, "Findings across re-runs"). The two-proportion z (statsmodels
+`proportions_ztest`) is kept beside it as a scale of the difference, not as the test. The
+p-value, both rates, the Wilson 95% interval of the pattern's rate and the test name travel in
+`Insight.support`. Without a baseline population, or with no variance at all, no test is run
+(`p_value` None).
 
 A *tautological* rate gets no interval: when every compared run has the outcome (or none has),
 e.g. every run of a source failed, the rate 1.0 says nothing and is labelled so
@@ -34,11 +39,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
+from scipy.stats import fisher_exact
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 
 from contextos_lab.schemas.clock import NO_CLOCK
 
 ALPHA = 0.05
+TEST = "fisher_exact(2x2, alternative=greater)"
 NO_BASELINE = "no successful baseline"
 
 
@@ -69,7 +76,7 @@ def rate_test(counts: Counts) -> dict[str, Any]:
         "rate": rate_in,
         "baseline_rate": rate_out,
         "rate_ci95": [float(lo), float(hi)],
-        "test": "proportions_ztest(two-sample, alternative=larger)",
+        "test": TEST,
         "z": None,
         "p_value": 1.0,
     }
@@ -87,9 +94,11 @@ def rate_test(counts: Counts) -> dict[str, Any]:
         out["test"] = "none: outcome has no variance"
         out["p_value"] = None
     else:
-        z, p = proportions_ztest(
+        z, _ = proportions_ztest(
             np.array([c.hits_in, c.hits_out]), np.array([c.n_in, c.n_out]), alternative="larger"
         )
+        table = [[c.hits_in, c.n_in - c.hits_in], [c.hits_out, c.n_out - c.hits_out]]
+        _, p = fisher_exact(table, alternative="greater")
         out["z"], out["p_value"] = float(z), float(p)
     return out
 

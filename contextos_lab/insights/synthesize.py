@@ -309,6 +309,9 @@ def insights_from_clusters(
     start, end = df["signed_at"].min(), df["signed_at"].max()
     on_key = {k: g for k, g in df.groupby("decision_key", observed=True)}
     reason_totals = df["override_reason_class"].value_counts()
+    # every (key, class) group with a member was considered; those under the minimum count in
+    # the FDR family as screened out (findings.fdr)
+    considered = int(df.groupby(["decision_key", "override_reason_class"], observed=True).ngroups)
     for c in clusters:
         same_key = on_key.get(c.decision_key, df.iloc[0:0])
         in_key = len(same_key)
@@ -342,6 +345,7 @@ def insights_from_clusters(
                     "compared_with": "corrections on other decision keys",
                     "family": family or DEFAULT_FAMILY,
                     "spec": {"rule": "feedback_cluster", "kind": "failure_cluster", "key": key},
+                    "screened": {"scope": "feedback_cluster", "considered": considered},
                     "key": key,
                     "evidence_missing": _missing_kinds(members),
                 },

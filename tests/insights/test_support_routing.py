@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from scipy.stats import hypergeom
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 
 from contextos_lab.harness.reference.synthetic_feedback import support_desk
@@ -20,15 +21,26 @@ T0 = datetime(2026, 5, 1, tzinfo=UTC)
 
 def test_rate_test_matches_a_hand_checked_statsmodels_call() -> None:
     got = rate_test(Counts(hits_in=12, n_in=40, hits_out=9, n_out=160))
-    z, p = proportions_ztest([12, 9], [40, 160], alternative="larger")
+    z, _ = proportions_ztest([12, 9], [40, 160], alternative="larger")
     lo, hi = proportion_confint(12, 40, alpha=0.05, method="wilson")
-    assert got["z"] == pytest.approx(z) and got["p_value"] == pytest.approx(p)
+    # the test is Fisher's exact (one-sided): P(X >= 12), X ~ Hypergeom(200 runs, 21 hits, 40 drawn)
+    assert got["p_value"] == pytest.approx(hypergeom.sf(11, 200, 21, 40))
+    assert got["test"].startswith("fisher_exact") and got["z"] == pytest.approx(z)
     assert got["rate_ci95"] == pytest.approx([lo, hi])
     assert got["rate"] == 0.3 and got["baseline_rate"] == pytest.approx(9 / 160)
     # by hand: pooled p = 21/200, se = sqrt(p(1-p)(1/40+1/160))
     pooled = 21 / 200
     se = np.sqrt(pooled * (1 - pooled) * (1 / 40 + 1 / 160))
     assert z == pytest.approx((0.3 - 9 / 160) / se)
+
+
+def test_small_counts_are_tested_exactly_not_by_the_normal_approximation() -> None:
+    """5 of 8 on a key against 3 of 16 elsewhere: the z-test says p ~ 0.01, the exact
+    hypergeometric tail is larger (fails on the old z-test)."""
+    got = rate_test(Counts(hits_in=5, n_in=8, hits_out=3, n_out=16))
+    _, p_z = proportions_ztest([5, 3], [8, 16], alternative="larger")
+    assert got["p_value"] == pytest.approx(hypergeom.sf(4, 24, 8, 8))
+    assert got["p_value"] > 1.5 * p_z
 
 
 def test_no_baseline_or_no_variance_means_no_confidence() -> None:

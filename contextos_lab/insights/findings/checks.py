@@ -110,11 +110,15 @@ def below_fdr_shown_as_findings(insights: Sequence[Insight], alpha: float = ALPH
             bad.append(i.insight_id)
             continue
         family_p = pvals[family]
-        if len(family_p) != (i.support.get("fdr") or {}).get("tests_in_family"):
+        fdr = i.support.get("fdr") or {}
+        if len(family_p) != fdr.get("tests_in_family"):
             bad.append(i.insight_id)  # the family cannot be rebuilt: the finding is unchecked
             continue
-        _, q, _, _ = multipletests(family_p, alpha=alpha, method="fdr_bh")
-        mine = max(float(qq) for pp, qq in zip(family_p, q, strict=True) if pp == float(p))
+        padded = [*family_p, *[1.0] * int(fdr.get("screened_in_family") or 0)]
+        _, q, _, _ = multipletests(padded, alpha=alpha, method="fdr_bh")
+        mine = max(
+            float(qq) for pp, qq in zip(family_p, q[: len(family_p)], strict=True) if pp == float(p)
+        )
         if mine > alpha:
             bad.append(i.insight_id)
     return bad

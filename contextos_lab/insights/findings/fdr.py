@@ -8,6 +8,15 @@ command: a source's findings must not change because another source's files sit 
 folder (see `families`). Every tested hypothesis counts in the family, including those later
 merged into an overlapping insight.
 
+Patterns are tested only once they reach `min_cluster_size` members, and that count is part of
+the test's own statistic: testing only the groups that reached it is a selection, and the
+smaller the family the lower BH's bar. So the groups a rule *considered* (every group with at
+least one member) count in the family too: each candidate carries `support["screened"] =
+{"scope": rule, "considered": N}`, and the N − tested groups screened out by count enter BH as
+p = 1. That is conservative (their real p could be smaller, which would only let BH reject
+more), and it is what keeps `cluster --store` re-runs on null data from showing findings
+(docs/monitoring.md, "Findings across re-runs").
+
 `standing` is `finding` only for a test that ran against a real baseline and has q ≤ ALPHA;
 everything else is `exploratory`, with the reason ("no successful baseline", "no test could be
 run: …", "q above the FDR threshold"). `confidence` (a field seed 001 defines, so it stays) is
@@ -40,10 +49,13 @@ def control_fdr(candidates: Sequence[Candidate], alpha: float = ALPHA) -> list[C
             by_family[c.family].append(i)
     q: dict[int, float] = {}
     sizes: dict[str, int] = {}
+    screened: dict[str, int] = {}
     for family, idx in by_family.items():
         pvals = [tested_p(candidates[i].insight.support) for i in idx]
-        _, adjusted, _, _ = multipletests(pvals, alpha=alpha, method="fdr_bh")
-        q.update({i: float(a) for i, a in zip(idx, adjusted, strict=True)})
+        screened[family] = screened_out([candidates[i].insight.support for i in idx])
+        padded = [*pvals, *[1.0] * screened[family]]
+        _, adjusted, _, _ = multipletests(padded, alpha=alpha, method="fdr_bh")
+        q.update({i: float(a) for i, a in zip(idx, adjusted[: len(idx)], strict=True)})
         sizes[family] = len(idx)
     out = []
     for i, c in enumerate(candidates):
@@ -51,7 +63,13 @@ def control_fdr(candidates: Sequence[Candidate], alpha: float = ALPHA) -> list[C
         m = sizes.get(c.family, 0)
         support.update(
             family=c.family,
-            fdr={"method": METHOD, "alpha": alpha, "family": c.family, "tests_in_family": m},
+            fdr={
+                "method": METHOD,
+                "alpha": alpha,
+                "family": c.family,
+                "tests_in_family": m,
+                "screened_in_family": screened.get(c.family, 0),
+            },
             q_value=q.get(i),
             confidence_is=CONFIDENCE_IS,
         )
@@ -64,17 +82,32 @@ def control_fdr(candidates: Sequence[Candidate], alpha: float = ALPHA) -> list[C
     return out
 
 
+def screened_out(supports: Sequence[dict[str, Any]]) -> int:
+    """Groups the family's rules considered but did not test (below the size to be a pattern):
+    per scope, `considered` minus the tests of that scope present."""
+    considered: dict[str, int] = {}
+    tested: dict[str, int] = defaultdict(int)
+    for s in supports:
+        mark = s.get("screened")
+        if isinstance(mark, dict) and "scope" in mark:
+            scope = str(mark["scope"])
+            considered[scope] = max(considered.get(scope, 0), int(mark.get("considered", 0)))
+            tested[scope] += 1
+    return sum(max(0, n - tested[scope]) for scope, n in considered.items())
+
+
 def _standing(support: dict[str, Any], q: float | None, alpha: float, m: int) -> tuple[str, str]:
+    extra = int((support.get("fdr") or {}).get("screened_in_family") or 0)
+    over = f"{m} tests" + (f" and {extra} groups screened out by size" if extra else "")
     if q is None:
         if support.get("baseline") == "no successful baseline" or "share_of_failures" in support:
             return EXPLORATORY, "no successful baseline"
         return EXPLORATORY, f"no test could be run: {support.get('test') or 'no test'}"
     family = support["family"]
     if q <= alpha:
-        return FINDING, f"q {q:.3g} <= {alpha:g} (Benjamini-Hochberg over {m} tests of {family})"
+        return FINDING, f"q {q:.3g} <= {alpha:g} (Benjamini-Hochberg over {over} of {family})"
     return EXPLORATORY, (
-        f"q {q:.3g} above the FDR threshold {alpha:g} (Benjamini-Hochberg over {m} tests of "
-        f"{family})"
+        f"q {q:.3g} above the FDR threshold {alpha:g} (Benjamini-Hochberg over {over} of {family})"
     )
 
 

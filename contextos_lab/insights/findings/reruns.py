@@ -14,7 +14,9 @@ construction of a sequential test; written here because the online-FDR package's
 take a stream of *distinct* hypotheses, not the same ones re-tested on growing data). A
 pattern shown as a finding at an earlier look keeps that standing (a rejection is final); the
 look and threshold are recorded in `support["rerun"]`. The identity of a pattern across looks
-is its family, rule and key, not its id (the id changes as evidence accrues).
+is its family, rule and key, not its id (the id changes as evidence accrues). The spending is
+valid only with valid p-values: exact tests (`insights.support`) and BH families that count the
+groups screened out by size (`findings.fdr`); see docs/monitoring.md, "Findings across re-runs".
 """
 
 from __future__ import annotations

@@ -132,6 +132,8 @@ def run_insight_candidates(
         flagged = part.loc[annotation_flagged(part), ["record_id", "inputs"]]
         for name in rules or list(RULES):
             rule = RULES[name]
+            # every group the rule considered counts in the FDR family (findings.fdr)
+            screened = {"scope": rule.name, "considered": len(rule.candidates(part, 1))}
             for key in rule.candidates(part, m):
                 spec = {"rule": rule.name, "kind": rule.kind.value, "key": key}
                 got = measure(spec, part)
@@ -140,6 +142,7 @@ def run_insight_candidates(
                 insight = _insight(rule, spec, key, got, part, (start, end), split)
                 support = {
                     **insight.support,
+                    "screened": screened,
                     "family": family,
                     "flagged_runs": _flagged_runs(flagged, got.member_ids),
                 }

@@ -87,3 +87,30 @@ def test_the_check_catches_a_finding_that_does_not_hold() -> None:
     assert below_fdr_shown_as_findings(held) == []
     forged = held[0].model_copy(update={"support": {**held[0].support, "standing": "finding"}})
     assert below_fdr_shown_as_findings([forged, held[1]]) == [forged.insight_id]
+
+
+def test_groups_screened_out_by_size_count_in_the_family() -> None:
+    """A pattern tested because it reached the minimum count was selected by its own statistic:
+    the groups its rule considered but did not test enter BH as p = 1 (fails on the old code,
+    which let a family of one test at its own p)."""
+    screened = {"scope": "rule_a", "considered": 5}
+    alone = control_fdr([Candidate(insight(1, 0.02), frozenset({"x"}))])
+    among = control_fdr([Candidate(insight(1, 0.02, screened=screened), frozenset({"x"}))])
+    assert alone[0].insight.support["standing"] == "finding"
+    s = among[0].insight.support
+    _, q, _, _ = multipletests([0.02, 1, 1, 1, 1], alpha=0.05, method="fdr_bh")
+    assert s["q_value"] == pytest.approx(q[0]) == pytest.approx(0.1)
+    assert s["fdr"]["screened_in_family"] == 4 and s["standing"] == "exploratory"
+    assert "4 groups screened out by size" in s["standing_reason"]
+    # two tested of the same scope: 5 considered - 2 tested = 3 screened; another scope adds its own
+    two = control_fdr(
+        [
+            Candidate(insight(1, 0.001, screened=screened), frozenset({"x"})),
+            Candidate(insight(2, 0.3, screened=screened), frozenset({"y"})),
+            Candidate(
+                insight(3, 0.2, screened={"scope": "rule_b", "considered": 3}), frozenset({"z"})
+            ),
+        ]
+    )
+    assert two[0].insight.support["fdr"]["screened_in_family"] == 3 + 2
+    assert below_fdr_shown_as_findings([c.insight for c in two]) == []
