@@ -20,9 +20,7 @@ from what the file held.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import random
 import sys
 import tempfile
@@ -33,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.results_file import write_result  # noqa: E402
 from contextos_lab.api import ExperienceStore  # noqa: E402
 from tests.loaders.encodings import DAMAGE, ENCODINGS, encoding_case  # noqa: E402
 from tests.loaders.malformed import make_case, run_case  # noqa: E402
@@ -146,25 +145,18 @@ def main() -> None:
         },
         "encoding_tracebacks": {"goal": 0, "measured": enc_tracebacks, "met": enc_tracebacks == 0},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
-        json.dumps(
-            {
-                "benchmark": "fuzz_loaders",
-                "seed": args.seed,
-                "goals": goals,
-                "per_loader": {k: dict(v) for k, v in sorted(per_loader.items())},
-                "per_encoding": {k: dict(v) for k, v in sorted(per_encoding.items())},
-                "store_verify_ok": verify.ok,
-                "seconds": round(elapsed, 1),
-                "load_average": os.getloadavg()[0],
-                "python": platform.python_version(),
-            },
-            indent=2,
-        )
-        + "\n"
+    write_result(
+        args.out,
+        {
+            "benchmark": "fuzz_loaders",
+            "seed": args.seed,
+            "goals": goals,
+            "per_loader": {k: dict(v) for k, v in sorted(per_loader.items())},
+            "per_encoding": {k: dict(v) for k, v in sorted(per_encoding.items())},
+            "store_verify_ok": verify.ok,
+        },
+        elapsed,
     )
-    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

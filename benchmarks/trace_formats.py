@@ -19,9 +19,7 @@ quarantined with the install hint, and `formats_loaded` says so.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -33,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.results_file import write_result  # noqa: E402
 from contextos_lab.api import analyse, group_by_kind, load_sources  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "loaders" / "exports"
@@ -170,29 +169,22 @@ def main() -> None:
     print(f"recognised: {', '.join(recognised)}")
     print(f"loaded:     {', '.join(loaded_formats)}")
     print(f"annotation fields missing: {dict(missing)}")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(
-        json.dumps(
-            {
-                "benchmark": "trace_formats",
-                "goals": goals,
-                "formats_recognised": recognised,
-                "formats_loaded": loaded_formats,
-                "inspect_extra_installed": importlib.util.find_spec("inspect_ai") is not None,
-                "failed_runs_loaded": failed,
-                "failed_runs_attributed": attributed,
-                "annotation_fields_missing": dict(missing),
-                "fixtures": rows,
-                "setups_compared": 1,
-                "seconds": round(elapsed, 1),
-                "load_average": os.getloadavg()[0],
-                "python": platform.python_version(),
-            },
-            indent=2,
-        )
-        + "\n"
+    write_result(
+        OUT,
+        {
+            "benchmark": "trace_formats",
+            "goals": goals,
+            "formats_recognised": recognised,
+            "formats_loaded": loaded_formats,
+            "inspect_extra_installed": importlib.util.find_spec("inspect_ai") is not None,
+            "failed_runs_loaded": failed,
+            "failed_runs_attributed": attributed,
+            "annotation_fields_missing": dict(missing),
+            "fixtures": rows,
+            "setups_compared": 1,
+        },
+        elapsed,
     )
-    print(f"wrote {OUT}")
 
 
 if __name__ == "__main__":

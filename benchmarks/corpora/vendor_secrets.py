@@ -10,7 +10,8 @@ or in JSON. Argv forms are the documented ways of CLIs that take a password afte
 Benign look-alikes are public strings of the same alphabets (hashes, ids, digests, package
 names, base64 of ordinary text) that must not be redacted.
 
-Used by benchmarks/leak_corpus.py and tests/harness/test_vendor_secrets.py.
+Used by benchmarks/leak_corpus.py and tests/harness/test_vendor_secrets.py. The probe type,
+the alphabets and the seeded drawing are tests/harness/secret_shapes.py's (one source).
 """
 
 from __future__ import annotations
@@ -19,27 +20,14 @@ import base64
 import random
 import string
 from collections.abc import Callable
-from dataclasses import dataclass
 
-ALNUM = string.ascii_letters + string.digits
+from tests.harness.secret_shapes import ALNUM, B64, HEX, UPPER_NUM, Probe, seeded_lines
+from tests.harness.secret_shapes import draw as _r
+
 LOWER_NUM = string.ascii_lowercase + string.digits
-UPPER_NUM = string.ascii_uppercase + string.digits
-HEX = "0123456789abcdef"
 URLSAFE = ALNUM + "-_"
-B64 = ALNUM + "+/"
 BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
 DIGITS = string.digits
-
-
-@dataclass(frozen=True)
-class Probe:
-    shape: str  # vendor or argv form
-    payload: str | tuple[str, ...]  # text, or an argv
-    secrets: tuple[str, ...]
-
-
-def _r(rng: random.Random, alphabet: str, n: int) -> str:
-    return "".join(rng.choice(alphabet) for _ in range(n))
 
 
 def _uuid(rng: random.Random) -> str:
@@ -314,5 +302,4 @@ LOOKALIKES: tuple[Callable[[random.Random], str], ...] = (
 
 def lookalike_lines(seed: int, n: int) -> list[str]:
     """`n` benign look-alike lines."""
-    rng = random.Random(seed)
-    return [rng.choice(LOOKALIKES)(rng) for _ in range(n)]
+    return seeded_lines(LOOKALIKES, seed, n)

@@ -38,6 +38,12 @@ _PUBLIC_PREFIX = re.compile(
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
 
+def public_prefix(word: str) -> bool:
+    """Whether `word` (a run's segment) names a digest or an identifier (`sha256`, `commit`,
+    `trace`, `object`, ...), so the segment after it is public by the design."""
+    return _PUBLIC_PREFIX.search(word) is not None
+
+
 def _entropy_share(text: str) -> float:
     """Shannon entropy of `text` as a share of the most its length allows (log2 of length)."""
     counts = Counter(text)
@@ -72,7 +78,7 @@ def prefixed_token_hit(line: str) -> str | None:
         if len(segments[0]) > 16:
             continue
         for k in range(1, len(segments)):
-            if _PUBLIC_PREFIX.search(segments[k - 1]):
+            if public_prefix(segments[k - 1]):
                 break
             if _random_body(segments[k]):
                 return "vendor_token"

@@ -5,8 +5,10 @@ from __future__ import annotations
 import codecs
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -138,32 +140,11 @@ def rows_held(path: Path) -> int:
 
 
 def _array_elements(text: str) -> int:
-    """Top-level elements of a JSON array, counted without parsing (iteratively: no depth
-    limit)."""
-    depth, count, in_string, escaped, seen = 0, 0, False, False, False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-            if depth == 0:
-                break
-        elif ch == "," and depth == 1:
-            count += 1
-            continue
-        if depth >= 1 and not ch.isspace() and not (depth == 1 and ch == "["):
-            seen = True
-    return count + 1 if seen else 0
+    """Top-level elements of a JSON array, counted without parsing (`_top_level`): none when
+    no element holds anything but blanks."""
+    commas, end = _top_level(text)
+    parts = _elements(text, commas, end)
+    return len(commas) + 1 if any(part.strip() for part in parts) else 0
 
 
 def array_items(text: str) -> list[str] | None:
@@ -174,8 +155,19 @@ def array_items(text: str) -> list[str] | None:
     text = text.strip()
     if not text.startswith("["):
         return None
-    items: list[str] = []
-    depth, start, in_string, escaped = 0, 1, False, False
+    commas, end = _top_level(text)
+    if end is None or text[end + 1 :].strip():
+        return None
+    return [t.strip() for t in _elements(text, commas, end) if t.strip()]
+
+
+def _top_level(text: str) -> tuple[list[int], int | None]:
+    """(offsets of the top-level commas of the array `text` opens with "[", offset of its
+    closing bracket or None when it never closes): one scan of brackets and strings, iterative
+    so no depth limit, shared by the row count and the element reader. Nothing after the
+    close is read."""
+    commas: list[int] = []
+    depth, in_string, escaped = 0, False, False
     for i, ch in enumerate(text):
         if in_string:
             if escaped:
@@ -191,11 +183,13 @@ def array_items(text: str) -> list[str] | None:
         elif ch in "]}":
             depth -= 1
             if depth == 0:
-                items.append(text[start:i])
-                if text[i + 1 :].strip():
-                    return None
-                return [t.strip() for t in items if t.strip()]
+                return commas, i
         elif ch == "," and depth == 1:
-            items.append(text[start:i])
-            start = i + 1
-    return None
+            commas.append(i)
+    return commas, None
+
+
+def _elements(text: str, commas: list[int], end: int | None) -> Iterator[str]:
+    """The texts between the opening bracket, the top-level commas and the close (or the end)."""
+    bounds = [0, *commas, len(text) if end is None else end]
+    return (text[a + 1 : b] for a, b in pairwise(bounds))

@@ -132,15 +132,23 @@ def load_who_and_when(paths: str | Path | Iterable[str | Path]) -> TraceLoadResu
             result.reject(path, None, None, f"unreadable: {exc}")
             continue
         for number, raw in rows:
-            item, problem = guarded(_failure_of(path, number), *set_aside(raw), NO_CLOCK)
-            if item is None:
-                result.reject(path, number, problem[0], problem[1], raw)
-                continue
-            result.traces.append(item.trace)
-            result.records.append(item.record)
-            if item.feedback is not None:
-                result.feedback.append(item.feedback)
+            _add_row(result, path, number, raw, NO_CLOCK)
     return result
+
+
+def _add_row(
+    result: TraceLoadResult, path: Path, number: int | None, raw: Any, at: datetime
+) -> None:
+    """Read one run into `result` (or reject it there): the one row step shared by the files
+    and the in-memory runs, so both are read exactly alike."""
+    item, problem = guarded(_failure_of(path, number), *set_aside(raw), at)
+    if item is None:
+        result.reject(path, number, problem[0], problem[1], raw)
+        return
+    result.traces.append(item.trace)
+    result.records.append(item.record)
+    if item.feedback is not None:
+        result.feedback.append(item.feedback)
 
 
 def _annotation(
@@ -201,14 +209,7 @@ def load_runs(
     result = new_result(origin, "who-and-when")
     path = Path(origin)
     for number, (raw, at) in enumerate(zip(runs, times, strict=True), start=1):
-        item, problem = guarded(_failure_of(path, number), *set_aside(raw), at)
-        if item is None:
-            result.reject(path, number, problem[0], problem[1], raw)
-            continue
-        result.traces.append(item.trace)
-        result.records.append(item.record)
-        if item.feedback is not None:
-            result.feedback.append(item.feedback)
+        _add_row(result, path, number, raw, at)
     return result
 
 

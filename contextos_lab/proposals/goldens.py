@@ -4,17 +4,6 @@ relayout. Kept so a domain's scripts written before it still run; import from
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from typing import Any
+from contextos_lab.proposals.moved import moved_module
 
-_MOVED_TO = "contextos_lab.proposals.replay.goldens"
-warnings.warn(
-    f"contextos_lab.proposals.goldens is now {_MOVED_TO}: import from contextos_lab.api",
-    DeprecationWarning,
-    stacklevel=2,
-)
-
-
-def __getattr__(name: str) -> Any:
-    return getattr(importlib.import_module(_MOVED_TO), name)
+__getattr__ = moved_module(__name__, "contextos_lab.proposals.replay.goldens")

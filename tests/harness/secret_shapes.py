@@ -5,7 +5,8 @@ Every shape is a template filled from a seeded RNG (fresh values, key names, sep
 quoting and surrounding text per seed), so a new seed is a fresh variant of each shape, not the
 same strings again. A probe is a text (possibly several lines) or an argv, with the secret
 values that must not appear in what is recorded. Used by tests/harness/test_leak_corpus.py and
-benchmarks/leak_corpus.py.
+benchmarks/leak_corpus.py; the one source of the probe type, alphabets and seeded drawing that
+benchmarks/corpora/vendor_secrets.py builds on.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import base64
 import json
 import random
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 ALNUM = string.ascii_letters + string.digits
@@ -25,13 +26,24 @@ B64 = ALNUM + "+/"
 
 @dataclass(frozen=True)
 class Probe:
-    shape: str
+    shape: str  # shape name, vendor or argv form
     payload: str | tuple[str, ...]  # text, or an argv
     secrets: tuple[str, ...]
 
 
-def _r(rng: random.Random, alphabet: str, n: int) -> str:
+def draw(rng: random.Random, alphabet: str, n: int) -> str:
+    """`n` characters drawn from `alphabet`: a random body, as a generator makes one."""
     return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+_r = draw  # the short name the one-line tables below read best with
+
+
+def seeded_lines(templates: Sequence[Callable[[random.Random], str]], seed: int, n: int) -> list[str]:
+    """`n` lines, each from a template picked and filled by one RNG seeded with `seed`: how
+    every benign corpus (these lines, the pass-4 look-alikes) is drawn."""
+    rng = random.Random(seed)
+    return [rng.choice(templates)(rng) for _ in range(n)]
 
 
 def password(rng: random.Random) -> str:
@@ -296,5 +308,4 @@ _BENIGN: tuple[Callable[[random.Random], str], ...] = (
 
 def benign_lines(seed: int, n: int) -> list[str]:
     """`n` ordinary log, code, number, hash and id lines (no secret among them)."""
-    rng = random.Random(seed)
-    return [rng.choice(_BENIGN)(rng) for _ in range(n)]
+    return seeded_lines(_BENIGN, seed, n)

@@ -6,12 +6,12 @@ import math
 import string
 import uuid
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextos_lab.harness.redaction import redact_text
-from contextos_lab.harness.token_shapes import _PUBLIC_PREFIX as PUBLIC_PREFIX
-from contextos_lab.harness.token_shapes import prefixed_token_hit
+from contextos_lab.harness.token_shapes import prefixed_token_hit, public_prefix
 
 _PREFIX = st.text(string.ascii_lowercase, min_size=2, max_size=8)
 _SEP = st.sampled_from("_-.")
@@ -48,7 +48,7 @@ def test_a_vendor_prefix_before_a_hex_body_is_a_token(prefix: str, sep: str, bod
 def test_a_lower_case_random_body_is_a_token(prefix: str, body: str) -> None:
     if sum(c.isdigit() for c in body) < 3 or sum(c.isalpha() for c in body) < 3:
         return
-    if PUBLIC_PREFIX.search(prefix):
+    if public_prefix(prefix):
         return  # a prefix naming a digest or an id (object_, trace-): public by design
     assert body not in redact_text(f"{prefix}_{body}")
 
@@ -69,3 +69,23 @@ def test_wheels_versions_and_pod_names_are_not_tokens() -> None:
         "contextos_lab.harness.redaction_context",
     ):
         assert prefixed_token_hit(line) is None, line
+
+
+#: The prefixes the design documents as naming a digest or an id (module docstring,
+#: docs/hardening_secrets.md), and vendor prefixes it names as keys.
+DOCUMENTED_PUBLIC = ("sha256", "blake2b", "commit", "trace", "etag", "object")
+VENDOR_PREFIXES = ("ghp", "glpat", "dop", "sntryu", "napi", "AGE", "sk", "xoxb")
+
+
+@pytest.mark.parametrize("word", DOCUMENTED_PUBLIC)
+def test_each_documented_public_prefix_keeps_what_follows_it_public(word: str) -> None:
+    body = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    assert public_prefix(word) and public_prefix(word.upper())
+    for sep in "_-.":
+        assert prefixed_token_hit(f"{word}{sep}{body}") is None
+
+
+@pytest.mark.parametrize("word", VENDOR_PREFIXES)
+def test_a_vendor_prefix_is_not_public(word: str) -> None:
+    assert not public_prefix(word)
+    assert prefixed_token_hit(f"{word}_9f86d081884c7d659a2feaa0c55ad015") == "vendor_token"
