@@ -10,7 +10,7 @@ in which any run showed a finding is counted twice: under the rule the CLI now a
 (`insights.findings.reruns`: the error rate spent over looks) and under the per-run
 Benjamini–Hochberg standing alone (`support.rerun.run_standing`, what `cluster` showed before).
 
-    .venv/bin/python benchmarks/cluster_reruns.py [--histories 20] [--days 30]
+    .venv/bin/python benchmarks/cluster_reruns.py [--histories 24] [--days 30] [--workers 2]
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import io
 import json
 import os
 import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -115,16 +117,23 @@ def main() -> None:
     ap.add_argument("--per-day", type=int, default=20)
     ap.add_argument("--feedback-rate", type=float, default=0.3)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--workers", type=int, default=1, help="histories run side by side")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     os.environ.setdefault("CONTEXTOS_SIGNING_KEY", "benchmark-cluster-reruns")
     os.environ["CONTEXTOS_OVERRIDERS_FILE"] = str(PROJECT / "data/authorised_overriders.json")
+    started = time.time()
     rows = []
-    for h in range(args.histories):
-        row = history(h, args.days, args.per_day, args.feedback_rate, args.seed)
+    with ProcessPoolExecutor(args.workers) as pool:
+        jobs = [
+            pool.submit(history, h, args.days, args.per_day, args.feedback_rate, args.seed)
+            for h in range(args.histories)
+        ]
+        done = [job.result() for job in jobs]
+    for row in done:
         rows.append(row)
         print(
-            f"history {h:>3}: first finding shown on day {row['first_finding_day']} "
+            f"history {row['history']:>3}: first finding shown on day {row['first_finding_day']} "
             f"(per-run BH alone: day {row['first_finding_day_per_run_bh']})",
             flush=True,
         )
@@ -137,6 +146,7 @@ def main() -> None:
         "benchmark": "cluster --store re-run daily on null accumulating feedback",
         "settings": vars(args) | {"out": str(args.out)},
         "load_average": os.getloadavg(),
+        "seconds": round(time.time() - started, 1),
         "goals": {
             "cluster_daily_reruns_false_findings": {
                 "goal": "<= 0.05", "measured": round(new, 4), "met": new <= 0.05,

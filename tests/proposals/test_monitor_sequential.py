@@ -13,7 +13,6 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contextos_lab.proposals.monitor import sequential as seq
 from contextos_lab.proposals.monitor.evidence import FIELDS
 from contextos_lab.proposals.monitor.fixed_look import fixed_look_worse
 from contextos_lab.proposals.monitor.monitor import monitor_window
@@ -208,20 +207,3 @@ def test_cli_monitor_says_why_and_shows_the_sequential_evidence(example, store, 
     assert ": keep for " in out and "2 of 4 daily looks" in out
     assert "why: no evidence of harm yet after 2 of 4 daily looks" in out
     assert "policy" in out and "spent" in out and "boundary" in out
-
-
-def test_a_two_valued_boundary_spends_its_share_and_no_more():
-    """At a law that stays put (3 % failures in the baseline and every day), the 14 frozen
-    boundaries cross with an exact total chance within policy's share and close to it: what a
-    discrete boundary leaves unspent at one look is carried to the next (the old per-look
-    increments crossed 0.023 of the 0.03)."""
-    base = np.ones(200)
-    base[:6] = 0
-    days = [np.r_[np.zeros(3), np.ones(97)] for _ in range(14)]
-    bounds: list[float] = []
-    for k in range(1, 15):
-        look = seq.calibrate_look("policy", base, days[:k], tuple(bounds), 14, "w")
-        bounds.append(look.boundary)
-    share = seq.SHARES["policy"]
-    crossed = seq.binary_paths("policy", base, days).crossing(bounds)
-    assert 0.95 * share <= crossed <= share + 1e-12

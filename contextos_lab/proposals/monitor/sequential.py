@@ -24,13 +24,10 @@ while the monitor only needs validity at the window's day boundaries. So:
   the null law is estimated from everything seen so far (baseline ∪ window days 1..k — pooling
   is what keeps the error at its share: plugging in the baseline alone made a lucky baseline's
   boundary too tight and doubled the error in simulation). b_k keeps the chance of crossing
-  by look k within the cumulative spending α_e(t_k): it may spend what the frozen boundaries
-  of looks 1..k−1 cross under the same law left over (the increment α_e(t_k) − α_e(t_{k−1})
-  plus what discreteness left unspent earlier — a 0/1 boundary rarely spends its increment
-  exactly, and losing the rest at every look cost power), with α_e(t) = α_e·ln(1 + (e − 1)·t),
-  t = j/K (Lan–DeMets Pocock-type spending on the calendar fraction: harm should be caught
-  early, so the budget is not saved for the end as O'Brien–Fleming would); the total is α_e
-  over the window. Two-valued scores are
+  *first* at look k within the spending increment α_e(t_k) − α_e(t_{k−1}), with
+  α_e(t) = α_e·ln(1 + (e − 1)·t), t = j/K (Lan–DeMets Pocock-type spending on the calendar
+  fraction: harm should be caught early, so the budget is not saved for the end as
+  O'Brien–Fleming would); the increments sum to α_e over the window. Two-valued scores are
   computed exactly (binomial dynamic programming over the baseline's and the window's running
   counts, at the window's observed daily counts — arrivals carry no information about scores);
   other scores by SIMS seeded draws (days resampled, large groups normal), the tail read off
@@ -131,40 +128,16 @@ def _cut(z: np.ndarray, mass: np.ndarray, budget: float) -> float:
     )
 
 
-@dataclass(frozen=True)
-class _Paths:
-    """The exact law of a two-valued evaluator's path under "no change": the baseline's count
-    of the low value (support `xb`, weights `wb`), the Z of every (baseline count, window count)
-    at each look, and each day's transition of the window's running count."""
-
-    xb: np.ndarray
-    wb: np.ndarray
-    zs: list[np.ndarray]
-    moves: list[np.ndarray]
-    width: int
-
-    def run(self, bounds: list[float]) -> tuple[np.ndarray, float]:
-        """Mass not yet across `bounds` at the last look (before its cut), mass across earlier."""
-        state = np.zeros((self.xb.size, self.width))
-        state[:, 0] = self.wb
-        gone = 0.0
-        for j, move in enumerate(self.moves):
-            state = state @ move
-            if j < len(self.moves) - 1 and math.isfinite(bounds[j]):
-                over = self.zs[j] > bounds[j]
-                gone += float(state[over].sum())
-                state[over] = 0.0
-        return state, gone
-
-    def crossing(self, bounds: list[float]) -> float:
-        """Chance of crossing any of `bounds` (one per look) by the last look."""
-        state, gone = self.run(bounds)
-        last = bounds[-1]
-        return gone + (float(state[self.zs[-1] > last].sum()) if math.isfinite(last) else 0.0)
-
-
-def binary_paths(name: str, baseline: np.ndarray, days: list[np.ndarray]) -> _Paths:
-    """`_Paths` at the law estimated from everything seen (baseline ∪ days)."""
+def _binary_look(
+    name: str,
+    baseline: np.ndarray,
+    days: list[np.ndarray],
+    earlier: tuple[float, ...],
+    step: float,
+    observed: np.ndarray,
+) -> Look:
+    """Exact computation for two-valued scores: the chance of crossing, over the baseline's
+    count of the low value and the window's running count, by dynamic programming."""
     pool = np.concatenate([baseline, *days])
     lo, hi = np.unique(pool)
     q = float(np.mean(pool == lo))
@@ -189,31 +162,30 @@ def binary_paths(name: str, baseline: np.ndarray, days: list[np.ndarray]) -> _Pa
         for t, w in enumerate(binom.pmf(np.arange(d.size + 1), d.size, q)):
             move[np.arange(width - t), np.arange(t, width)] = w
         moves.append(move)
-    return _Paths(xb, wb, zs, moves, width)
 
+    def run(bounds: list[float]) -> tuple[np.ndarray, float]:
+        """Mass not yet across `bounds` at the last look (before its cut), mass across."""
+        state = np.zeros((xb.size, width))
+        state[:, 0] = wb
+        gone = 0.0
+        for j, move in enumerate(moves):
+            state = state @ move
+            if j < len(moves) - 1 and math.isfinite(bounds[j]):
+                over = zs[j] > bounds[j]
+                gone += float(state[over].sum())
+                state[over] = 0.0
+        return state, gone
 
-def _binary_look(
-    name: str,
-    baseline: np.ndarray,
-    days: list[np.ndarray],
-    earlier: tuple[float, ...],
-    cumulative: float,
-    observed: np.ndarray,
-) -> Look:
-    """Exact computation for two-valued scores, by dynamic programming over the baseline's
-    count of the low value and the window's running count. b_k spends what the earlier looks
-    did not: the cumulative α_e(t_k) minus the mass the frozen boundaries actually cross under
-    the current law (discrete boundaries cross less than their increment; the rest is carried
-    forward, as Lan–DeMets spending defines it, instead of being lost at every look)."""
-    paths = binary_paths(name, baseline, days)
-    state, gone = paths.run(list(earlier))
-    b_k = _cut(paths.zs[-1].ravel(), state.ravel(), max(cumulative - gone, 0.0))
+    state, _ = run(list(earlier))
+    b_k = _cut(zs[-1].ravel(), state.ravel(), step)
     bounds = [*earlier, b_k]
     finite = [math.isfinite(b) for b in bounds]
     if not any(finite):
         return Look(b_k, 1.0)
     obs = max(float(o) - b for o, b, f in zip(observed, bounds, finite, strict=True) if f)
-    return Look(b_k, float(min(1.0, paths.crossing([b + obs - 1e-9 for b in bounds]))))
+    state, gone = run([b + obs - 1e-9 for b in bounds])
+    last = float(state[zs[-1] > b_k + obs - 1e-9].sum()) if finite[-1] else 0.0
+    return Look(b_k, float(min(1.0, gone + last)))
 
 
 def calibrate_look(
@@ -227,18 +199,18 @@ def calibrate_look(
     """Boundary and p-value for look k = len(days), given the frozen boundaries of looks < k.
 
     The null law is estimated from everything seen so far (baseline ∪ days 1..k, "no change"
-    makes them one sample); b_k is the cut that keeps the chance of crossing by look k within
-    the cumulative α_e(t_k) (what earlier looks left unspent is carried forward), so at most α_e
+    makes them one sample); b_k is the cut that keeps the chance of crossing *first* at look k
+    within the spending increment α_e(t_k) − α_e(t_{k−1}), so the increments add up to α_e
     over the window. Two-valued scores are computed exactly; others by SIMS seeded draws with
     the tail of the normal fitted to the simulated Z."""
     k = len(days)
-    cumulative = spent(SHARES[name], k, n_days)
+    step = spent(SHARES[name], k, n_days) - spent(SHARES[name], k - 1, n_days)
     observed = observed_z(name, baseline, days)
     pool = np.concatenate([baseline, *days])
     if np.unique(pool).size == 1 or sum(d.size for d in days) == 0:
         return Look(math.inf, 1.0)
     if np.unique(pool).size == 2:
-        return _binary_look(name, baseline, days, earlier, cumulative, observed)
+        return _binary_look(name, baseline, days, earlier, step, observed)
     sizes = (baseline.size, *(d.size for d in days))
     sums = group_sums(pool, sizes, f"{seed}|{name}")
     _, var_s = smoothed_baseline(name, baseline)
@@ -252,13 +224,7 @@ def calibrate_look(
     # non-0/1 scores: the simulated Z at a look is near normal (sums of ≥ 10 draws); a rank cut
     # would need ~1/increment draws for the small shares, so the tail is read off the normal
     # fitted to the simulated paths still alive
-    budget = max(cumulative - float(crossed.mean()), 0.0)  # what earlier looks left unspent
-    tail = budget / max(alive.size / SIMS, 1e-12)
-    b = (
-        float(alive.mean() + alive.std() * norm.isf(min(tail, 0.5)))
-        if alive.size > 1 and budget > 0
-        else math.inf
-    )
+    b = float(alive.mean() + alive.std() * norm.isf(step)) if alive.size > 1 else math.inf
     bounds[-1] = b
     finite = np.isfinite(bounds)
     if not finite.any():
