@@ -15,19 +15,18 @@ import numpy as np
 from contextos_lab.api import (
     GRID,
     LOW_CONFIDENCE,
-    PRIOR_STRENGTH,
     PRIOR_WEIGHTS,
     STEP_FEATURES,
+    STRENGTHS,
     TEMPERATURE_BOUNDS,
     TOP_K,
     Annotated,
     LinearAttributor,
-    calibrate_parts,
+    calibrate_chosen,
     cross_validated,
-    fit_weights,
+    fit_model,
     reliability,
     run_rows,
-    temperature_for,
     top_k_agreement,
     trivial_baselines,
 )
@@ -47,7 +46,7 @@ def frozen_setup() -> dict[str, Any]:
         "top_k": TOP_K,
         "low_confidence_below": LOW_CONFIDENCE,
         "temperature_bounds": list(TEMPERATURE_BOUNDS),
-        "prior_strength": PRIOR_STRENGTH,
+        "prior_strengths": list(STRENGTHS),
         "features": len(STEP_FEATURES),
     }
     frozen = {
@@ -56,7 +55,7 @@ def frozen_setup() -> dict[str, Any]:
         "top_k": setup["ranking"]["top_k"],
         "low_confidence_below": setup["ranking"]["low_confidence_below"],
         "temperature_bounds": setup["ranking"]["temperature_bounds"],
-        "prior_strength": setup["calibration"]["prior_strength"],
+        "prior_strengths": setup["calibration"]["prior_strengths"],
         "features": 43,
     }
     if code != frozen:
@@ -93,11 +92,11 @@ def scored(atts: list[Any], key: list[Annotated]) -> dict[str, Any]:
 
 
 def fitted(key: list[Annotated]) -> LinearAttributor:
-    """The frozen fitting procedure on every run of `key` (weights, then their temperature)."""
-    runs, steps = [k.run for k in key], [k.step for k in key]
-    weights = fit_weights(runs, steps)
-    parts = [run_rows(r, s) for r, s in zip(runs, steps, strict=True)]
-    return LinearAttributor(weights, "fitted", temperature_for(weights, parts, range(len(parts))))
+    """The frozen fitting procedure on every run of `key` (weights, then their temperature on
+    the inner folds' out-of-fold scores)."""
+    parts = [run_rows(k.run, k.step) for k in key]
+    weights, temperature = fit_model(parts, range(len(parts)))
+    return LinearAttributor(weights, "fitted", temperature)
 
 
 def in_set(key: list[Annotated], folds: int, seed: int = 0) -> dict[str, Any]:
@@ -131,7 +130,8 @@ def learning_curve(
         order = rng.permutation(len(parts))
         test = [parts[i] for i in order[largest:]]
         for k in ks:
-            fit = calibrate_parts([parts[i] for i in order[:k]], prior.weights, prior.temperature)
+            labelled = [parts[i] for i in order[:k]]
+            fit, _ = calibrate_chosen(labelled, prior.weights, prior.temperature)
             w = np.array([fit.weights[f] for f in STEP_FEATURES])
             per_k[k].append(sum(_top1(w, p) for p in test) / len(test))
     return {

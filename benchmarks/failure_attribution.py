@@ -41,6 +41,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+# Two processes on two cores fit many small models: multi-threaded BLAS only oversubscribes.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -61,12 +65,11 @@ from contextos_lab.api import (
     agent_key,
     annotated_runs,
     cross_validated,
-    fit_weights,
+    fit_model,
     group_by_kind,
     load_who_and_when,
     run_rows,
     run_trace,
-    temperature_for,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -236,9 +239,8 @@ def insight_goals(external: Path) -> dict[str, dict[str, Any]]:
 
 
 def write_weights(runs: list[RunTrace], steps: list[int]) -> None:
-    weights = fit_weights(runs, steps)
     parts = [run_rows(r, s) for r, s in zip(runs, steps, strict=True)]
-    temperature = temperature_for(weights, parts, range(len(parts)))
+    weights, temperature = fit_model(parts, range(len(parts)))
     body = ",\n".join(f'    "{k}": {v:.4f}' for k, v in weights.items())
     WEIGHTS.write_text(
         '"""Weights of the default attributor: logistic regression of "this is the annotated\n'
@@ -246,8 +248,8 @@ def write_weights(runs: list[RunTrace], steps: list[int]) -> None:
         "runs by `benchmarks/failure_attribution.py --write-weights` (the benchmark's figures are\n"
         "cross-validated: each run is scored by weights fitted without it).\n"
         "DEFAULT_TEMPERATURE is the softmax temperature of these weights' candidate scores,\n"
-        "fitted on the same runs\n"
-        '(`ranking.fit_temperature`)."""\n\n'
+        "fitted on the inner cross-validation's out-of-fold scores of the same runs\n"
+        '(`linear.fit_model`)."""\n\n'
         f"DEFAULT_TEMPERATURE = {temperature:.4f}\n\n"
         f"DEFAULT_WEIGHTS: dict[str, float] = {{\n{body},\n}}\n",
         encoding="utf-8",

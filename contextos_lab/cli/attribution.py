@@ -88,18 +88,15 @@ def _step_top1(atts: list[Any], key: list[Any]) -> float:
 
 
 def calibrate_command(args: argparse.Namespace) -> int:
-    from contextos_lab.insights.attribution.calibrate import (
-        PRIOR_STRENGTH,
-        calibrate,
-        leave_one_out,
-    )
-    from contextos_lab.insights.attribution.linear import LinearAttributor
+    from contextos_lab.insights.attribution.calibrate import calibrate_chosen, leave_one_out
+    from contextos_lab.insights.attribution.linear import LinearAttributor, run_rows
     from contextos_lab.insights.attribution.weights_file import WeightsFile, write_weights
 
     key = _annotated(args.dir)
     weights, temperature, name = _prior(args.prior)
     runs, steps = [k.run for k in key], [k.step for k in key]
-    fit = calibrate(runs, steps, weights, temperature)
+    parts = [run_rows(r, s) for r, s in zip(runs, steps, strict=True)]
+    fit, strength = calibrate_chosen(parts, weights, temperature)
     loo = _step_top1(leave_one_out(runs, steps, weights, temperature), key)
     prior_model = LinearAttributor(weights, "prior", temperature)
     before = _step_top1([prior_model.attribute(r) for r in runs], key)
@@ -111,7 +108,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
             runs=fit.runs,
             used_runs=fit.used_runs,
             prior=name,
-            prior_strength=PRIOR_STRENGTH,
+            prior_strength=strength,
             loo_step_top1=round(loo, 4),
             prior_step_top1=round(before, 4),
         ),
@@ -119,7 +116,8 @@ def calibrate_command(args: argparse.Namespace) -> int:
     print(
         f"{fit.runs} annotated runs ({fit.used_runs} with the annotated step among the "
         f"candidates); step agreement, leave-one-run-out: calibrated {loo:.3f} vs "
-        f"prior ({name}) {before:.3f} -> {out}"
+        f"prior ({name}) {before:.3f}; prior strength {strength:g} (chosen by leave-one-out "
+        f"on these runs) -> {out}"
     )
     print(f"next: contextos-lab attribution score {args.dir} --weights {out}")
     return 0

@@ -1,10 +1,11 @@
 """The bundled attributors: a linear score over generic step features, and the ten-line rule.
 
-`LinearAttributor` scores every candidate step (turns by an agent or orchestrator: tool output
-and the simulated user are never to blame) as the weighted sum of its features and blames the
-best step's speaker; the evidence is each fired feature's contribution. Weights are fitted by
-logistic regression on annotated runs (`fit_weights`); `cross_validated` reports what that
-procedure scores on runs it was not fitted on (folds over runs, so no run is in both).
+`LinearAttributor` scores every candidate step (turns by an agent or orchestrator, and the
+run's final turn whoever speaks it: the place of an omission) as the weighted sum of its
+features and blames the best step's speaker; the evidence is each fired feature's
+contribution. Weights are fitted by logistic regression on annotated runs (`fit_weights`);
+`cross_validated` reports what that procedure scores on runs it was not fitted on (folds over
+runs, so no run is in both).
 scikit-learn does the fitting rather than a hand-written optimiser.
 """
 
@@ -34,10 +35,15 @@ from contextos_lab.insights.attribution.turns import RunTrace, agent_key
 
 
 def candidates(run: RunTrace, signals: RunSignals) -> list[int]:
-    """Steps that can be blamed: not tool output; the user only when nobody else speaks."""
+    """Steps that can be blamed: the acting turns (not tool output, not the user), and the
+    run's final turn whoever speaks it. A failure of omission (something never done) has no
+    wrong act to point at: its decisive step is where the run ended, which is often the user's
+    or a tool's turn (decided from the turns' order, not from any answer key)."""
     role = [signals.role[agent_key(t.speaker)] for t in run.turns]
     steps = [i for i, r in enumerate(role) if r not in (TOOL, USER)]
-    return steps or [i for i, r in enumerate(role) if r != TOOL]
+    steps = steps or [i for i, r in enumerate(role) if r != TOOL]
+    last = len(role) - 1
+    return steps if not role or last in steps else [*steps, last]
 
 
 def _evidence(run: RunTrace, s: RunSignals) -> dict[str, object]:
@@ -227,18 +233,20 @@ def _hits(weights: Mapping[str, float], part: tuple[np.ndarray, np.ndarray, list
     return int(y[int(np.argmax(x @ w))])
 
 
-def _select(
-    parts: Sequence[tuple[np.ndarray, np.ndarray, list[int]]],
-    which: Sequence[int],
-    folds: int = 5,
-    seed: int = 0,
-) -> tuple[str, float]:
+Part = tuple[np.ndarray, np.ndarray, list[int]]
+
+
+def _select_with_scores(
+    parts: Sequence[Part], which: Sequence[int], folds: int = 5, seed: int = 0
+) -> tuple[tuple[str, float], dict[int, np.ndarray]]:
     """The (penalty, C) of GRID whose weights find the most annotated steps on held-out runs
-    of `which` (inner folds over runs; ties: the earlier, more regularised pair)."""
+    of `which` (inner folds over runs; ties: the earlier, more regularised pair), and each
+    run's candidate scores under that pair's weights fitted without it (out-of-fold)."""
     from sklearn.model_selection import KFold
 
     which = np.asarray(which)
     hits = dict.fromkeys(GRID, 0)
+    held: dict[tuple[str, float], dict[int, np.ndarray]] = {pc: {} for pc in GRID}
     splitter = KFold(n_splits=min(folds, len(which)), shuffle=True, random_state=seed)
     for train, test in splitter.split(which):
         x, y, _ = _stack(parts, which[train])
@@ -247,8 +255,35 @@ def _select(
         for penalty, c in GRID:
             w = _fit(x, y, c, penalty)
             hits[penalty, c] += sum(_hits(w, parts[r]) for r in which[test])
+            vector = np.array([w[f] for f in STEP_FEATURES])
+            held[penalty, c] |= {int(r): parts[r][0] @ vector for r in which[test]}
     best = max(hits.values())
-    return next(pc for pc in GRID if hits[pc] == best)
+    chosen = next(pc for pc in GRID if hits[pc] == best)
+    return chosen, held[chosen]
+
+
+def _select(
+    parts: Sequence[Part], which: Sequence[int], folds: int = 5, seed: int = 0
+) -> tuple[str, float]:
+    """The chosen (penalty, C) of `_select_with_scores`."""
+    return _select_with_scores(parts, which, folds, seed)[0]
+
+
+def fit_model(
+    parts: Sequence[Part], which: Sequence[int], seed: int = 0
+) -> tuple[dict[str, float], float]:
+    """The frozen fitting procedure on the runs `which`: weights at the (penalty, C) chosen by
+    inner cross-validation, and their softmax temperature fitted on the inner folds'
+    out-of-fold scores. A temperature fitted on the scores of the very runs the weights were
+    fitted on is too cold (in-sample scores separate the answer too well), which overstated
+    the probability out of sample; out-of-fold scores are what a new run looks like."""
+    (penalty, c), held = _select_with_scores(parts, which, seed=seed)
+    x, y, _ = _stack(parts, which)
+    weights = _fit(x, y, c, penalty)
+    runs = [r for r in which if r in held and parts[r][1].any()]
+    answers = [int(np.argmax(parts[r][1])) for r in runs]
+    temperature = fit_temperature([held[r] for r in runs], answers) if runs else 1.0
+    return weights, temperature
 
 
 def fit_weights(
@@ -287,19 +322,20 @@ def cross_validated(
 ) -> list[Attribution | None]:
     """Each run attributed by weights (and their temperature) fitted on the other folds' runs
     only; without `c`, the penalty and its strength are also chosen on those runs alone
-    (nested cross-validation)."""
+    (nested cross-validation) and the temperature on their inner out-of-fold scores."""
     from sklearn.model_selection import KFold
 
     parts = [run_rows(run, step) for run, step in zip(runs, steps, strict=True)]
     out: list[Attribution | None] = [None] * len(runs)
     splitter = KFold(n_splits=min(folds, len(runs)), shuffle=True, random_state=seed)
     for train, test in splitter.split(np.arange(len(runs))):
-        pen, chosen = _select(parts, train, seed=seed) if c is None else (penalty, c)
-        x, y, _ = _stack(parts, train)
-        weights = _fit(x, y, chosen, pen)
-        model = LinearAttributor(
-            weights, "linear (cross-validated)", temperature_for(weights, parts, train)
-        )
+        if c is None:
+            weights, temperature = fit_model(parts, train, seed=seed)
+        else:
+            x, y, _ = _stack(parts, train)
+            weights = _fit(x, y, c, penalty)
+            temperature = temperature_for(weights, parts, train)
+        model = LinearAttributor(weights, "linear (cross-validated)", temperature)
         for i in test:
             out[i] = model.attribute(runs[i])
     return out
@@ -314,6 +350,7 @@ __all__ = [
     "LinearAttributor",
     "candidates",
     "cross_validated",
+    "fit_model",
     "fit_weights",
     "run_rows",
     "temperature_for",

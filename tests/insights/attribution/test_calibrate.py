@@ -6,9 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from contextos_lab.insights.attribution import RunTrace, Turn
-from contextos_lab.insights.attribution.calibrate import calibrate, leave_one_out
+from contextos_lab.insights.attribution.calibrate import (
+    STRENGTHS,
+    calibrate,
+    calibrate_chosen,
+    choose_strength,
+    leave_one_out,
+)
 from contextos_lab.insights.attribution.features import STEP_FEATURES
-from contextos_lab.insights.attribution.linear import LinearAttributor
+from contextos_lab.insights.attribution.linear import LinearAttributor, run_rows
 
 PRIOR = {"first_turn": 1.5, "position": -0.5, "has_code": 0.4}
 
@@ -54,3 +60,17 @@ def test_the_prior_holds_against_one_contrary_run() -> None:
     model = LinearAttributor(fit.weights)
     assert [model.attribute(r).step for r in runs] == [0] * 6
     assert np.isfinite(list(fit.weights.values())).all()
+
+
+def test_the_prior_strength_is_chosen_by_leave_one_out_on_the_labelled_runs() -> None:
+    """Runs that all contradict the prior pick a weak prior, so the calibration follows them;
+    runs that agree with it keep its ranking (the choice is made on the labelled runs
+    themselves, nothing else)."""
+    runs = [_run(i) for i in range(6)]
+    parts = [run_rows(r, 1) for r in runs]
+    fit, weak = calibrate_chosen(parts, PRIOR)
+    assert weak < STRENGTHS[-1]
+    assert LinearAttributor(fit.weights).attribute(runs[0]).step == 1
+    agree, _ = calibrate_chosen([run_rows(r, 0) for r in runs], PRIOR)
+    assert LinearAttributor(agree.weights).attribute(runs[0]).step == 0
+    assert choose_strength(parts[:1], PRIOR) == STRENGTHS[-1]  # one run: nothing to check
