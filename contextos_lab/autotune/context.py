@@ -3,13 +3,10 @@ evaluation function. Built once per process (each worker rebuilds its own)."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import pandas as pd
 
 from contextos_lab.autotune.budget import SpendMeter
 from contextos_lab.autotune.cases import CaseSet, load_case_set, scope_to_intent
@@ -17,6 +14,7 @@ from contextos_lab.autotune.spec.check import check_spec
 from contextos_lab.autotune.spec.load import SpecError
 from contextos_lab.autotune.spec.run_spec import TuningRunSpec
 from contextos_lab.autotune.spec.search_space import SearchSpace
+from contextos_lab.evaluators.registry import EvaluateFn, get_evaluate
 from contextos_lab.harness.case_inputs import declared_inputs
 from contextos_lab.harness.protocol import Harness, baseline_config, load_harness
 from contextos_lab.harness.result_cache import ResultCache, cache_reads_enabled
@@ -24,9 +22,6 @@ from contextos_lab.harness.user_modules import add_spec_dir, with_spec_cwd
 
 if TYPE_CHECKING:
     from contextos_lab.autotune.run_layout import RunLayout
-
-#: `(cases, results) -> frame indexed by case_id, one column per evaluator`.
-EvaluateFn = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
 
 
 @dataclass
@@ -64,16 +59,6 @@ class RunContext:
         }
 
 
-def load_callable(path: str) -> Callable[..., Any]:
-    module_name, sep, attr = path.partition(":")
-    if not sep:
-        raise ValueError(f"{path!r} must look like 'package.module:function'")
-    fn = getattr(importlib.import_module(module_name), attr)
-    if not callable(fn):
-        raise TypeError(f"{path} is not callable")
-    return fn
-
-
 def prepare(
     spec: TuningRunSpec,
     *,
@@ -91,7 +76,7 @@ def prepare(
     if evaluate is None:
         add_spec_dir(spec.base_dir)  # `evaluate: my_module:fn` beside the spec
         try:
-            evaluate = load_callable(spec.evaluate)
+            evaluate = get_evaluate(spec.evaluate)
         except Exception as exc:
             problems.append(
                 f"evaluate: cannot load {spec.evaluate!r} ({type(exc).__name__}: {exc})"
