@@ -15,6 +15,7 @@ from contextos_lab.autotune.spec.load import SpecError
 from contextos_lab.autotune.spec.run_spec import TuningRunSpec
 from contextos_lab.autotune.spec.search_space import SearchSpace
 from contextos_lab.evaluators.registry import EvaluateFn, get_evaluate
+from contextos_lab.harness.base import as_base_harness
 from contextos_lab.harness.case_inputs import declared_inputs
 from contextos_lab.harness.protocol import Harness, baseline_config, load_harness
 from contextos_lab.harness.result_cache import ResultCache, cache_reads_enabled
@@ -104,16 +105,16 @@ def prepare(
 
 def _declare_inputs(harness: Harness, spec: TuningRunSpec) -> None:
     """Give a program harness its allow-list of case fields (spec first, then the case
-    format's `inputs.json`) unless it was built with one (`harness.case_inputs`)."""
-    if not hasattr(harness, "input_fields") or harness.input_fields is not None:
-        return
+    format's `inputs.json`) unless it was built with one (`harness.case_inputs`); a harness
+    in this process ignores it (`BaseHarness.declare_inputs`)."""
     fields = spec.input_fields
     if fields is None:
         try:
             fields = declared_inputs(spec.resolve(spec.search_set))
         except ValueError as exc:
             raise SpecError([f"search_set: {exc}"]) from exc
-    harness.input_fields = fields
+    if fields is not None:
+        as_base_harness(harness).declare_inputs(fields)
 
 
 def rebuild(payload: dict[str, Any]) -> RunContext:
