@@ -5,10 +5,23 @@ contextos-lab[testing]`)."""
 
 from __future__ import annotations
 
-from contextos_lab.testing.harness import (
-    HarnessContract,
-    HarnessFactory,
-    ProgramHarnessContract,
-)
+from contextos_lab.testing.attributor import AttributorContract, AttributorFactory, sample_runs
+from contextos_lab.testing.evaluator import EvaluatorContract
+from contextos_lab.testing.harness import HarnessContract, HarnessFactory, ProgramHarnessContract
+from contextos_lab.testing.loader import LoaderContract, TraceLoader
+from contextos_lab.testing.proposer import Proposer, ProposerContract, toy_layout
 
-__all__ = ["HarnessContract", "HarnessFactory", "ProgramHarnessContract"]
+__all__ = [
+    "AttributorContract",
+    "AttributorFactory",
+    "EvaluatorContract",
+    "HarnessContract",
+    "HarnessFactory",
+    "LoaderContract",
+    "ProgramHarnessContract",
+    "Proposer",
+    "ProposerContract",
+    "TraceLoader",
+    "sample_runs",
+    "toy_layout",
+]
