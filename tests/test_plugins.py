@@ -120,3 +120,8 @@ def test_the_built_in_names_resolve() -> None:
     assert get_evaluate("scorecard") is scorecard.evaluate
     assert get_evaluate("assertions") is assertions.evaluate
     assert get_evaluate("contextos_lab.evaluators.assertions:evaluate") is assertions.evaluate
+    from contextos_lab.loaders.exports import load_exports
+    from contextos_lab.loaders.registry import TRACE_LOADERS, get_loader
+
+    assert get_loader("langsmith") is get_loader("otlp") is load_exports
+    assert TRACE_LOADERS.group == "contextos_lab.loaders"

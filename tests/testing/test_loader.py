@@ -1,4 +1,5 @@
-"""The bundled trace loaders keep the loader contract (`contextos_lab.testing`)."""
+"""The bundled trace loaders, looked up by name or path in `loaders.registry`, keep the
+loader contract (`contextos_lab.testing`)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.loaders.exports import load_exports
-from contextos_lab.loaders.tau_bench import load_tau_bench
-from contextos_lab.loaders.who_and_when import load_who_and_when
+from contextos_lab.loaders.registry import get_loader
 from contextos_lab.testing import LoaderContract, TraceLoader
 from tests.insights.attribution.traces import group_chat_run, write_runs
 
@@ -18,7 +17,7 @@ TESTS = Path(__file__).resolve().parents[1]
 class TestTauBench(LoaderContract):
     @pytest.fixture
     def loader(self) -> TraceLoader:
-        return load_tau_bench
+        return get_loader("tau-bench")
 
     @pytest.fixture
     def files(self) -> list[Path]:
@@ -28,7 +27,7 @@ class TestTauBench(LoaderContract):
 class TestWhoAndWhen(LoaderContract):
     @pytest.fixture
     def loader(self) -> TraceLoader:
-        return load_who_and_when
+        return get_loader("who-and-when")
 
     @pytest.fixture
     def files(self, tmp_path: Path) -> list[Path]:
@@ -39,7 +38,7 @@ class TestWhoAndWhen(LoaderContract):
 class TestExports(LoaderContract):
     @pytest.fixture
     def loader(self) -> TraceLoader:
-        return load_exports
+        return get_loader("contextos_lab.loaders.exports:load_exports")
 
     @pytest.fixture(
         params=["otel_sdk_spans.jsonl", "langsmith_runs.jsonl", "otlp_openinference.json"]
