@@ -3,13 +3,10 @@ evaluation function. Built once per process (each worker rebuilds its own)."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import pandas as pd
 
 from contextos_lab.autotune.budget import SpendMeter
 from contextos_lab.autotune.cases import CaseSet, load_case_set, scope_to_intent
@@ -17,6 +14,8 @@ from contextos_lab.autotune.spec.check import check_spec
 from contextos_lab.autotune.spec.load import SpecError
 from contextos_lab.autotune.spec.run_spec import TuningRunSpec
 from contextos_lab.autotune.spec.search_space import SearchSpace
+from contextos_lab.evaluators.registry import EvaluateFn, get_evaluate
+from contextos_lab.harness.base import as_base_harness
 from contextos_lab.harness.case_inputs import declared_inputs
 from contextos_lab.harness.protocol import Harness, baseline_config, load_harness
 from contextos_lab.harness.result_cache import ResultCache, cache_reads_enabled
@@ -24,9 +23,6 @@ from contextos_lab.harness.user_modules import add_spec_dir, with_spec_cwd
 
 if TYPE_CHECKING:
     from contextos_lab.autotune.run_layout import RunLayout
-
-#: `(cases, results) -> frame indexed by case_id, one column per evaluator`.
-EvaluateFn = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
 
 
 @dataclass
@@ -64,16 +60,6 @@ class RunContext:
         }
 
 
-def load_callable(path: str) -> Callable[..., Any]:
-    module_name, sep, attr = path.partition(":")
-    if not sep:
-        raise ValueError(f"{path!r} must look like 'package.module:function'")
-    fn = getattr(importlib.import_module(module_name), attr)
-    if not callable(fn):
-        raise TypeError(f"{path} is not callable")
-    return fn
-
-
 def prepare(
     spec: TuningRunSpec,
     *,
@@ -91,7 +77,7 @@ def prepare(
     if evaluate is None:
         add_spec_dir(spec.base_dir)  # `evaluate: my_module:fn` beside the spec
         try:
-            evaluate = load_callable(spec.evaluate)
+            evaluate = get_evaluate(spec.evaluate)
         except Exception as exc:
             problems.append(
                 f"evaluate: cannot load {spec.evaluate!r} ({type(exc).__name__}: {exc})"
@@ -119,16 +105,16 @@ def prepare(
 
 def _declare_inputs(harness: Harness, spec: TuningRunSpec) -> None:
     """Give a program harness its allow-list of case fields (spec first, then the case
-    format's `inputs.json`) unless it was built with one (`harness.case_inputs`)."""
-    if not hasattr(harness, "input_fields") or harness.input_fields is not None:
-        return
+    format's `inputs.json`) unless it was built with one (`harness.case_inputs`); a harness
+    in this process ignores it (`BaseHarness.declare_inputs`)."""
     fields = spec.input_fields
     if fields is None:
         try:
             fields = declared_inputs(spec.resolve(spec.search_set))
         except ValueError as exc:
             raise SpecError([f"search_set: {exc}"]) from exc
-    harness.input_fields = fields
+    if fields is not None:
+        as_base_harness(harness).declare_inputs(fields)
 
 
 def rebuild(payload: dict[str, Any]) -> RunContext:

@@ -153,12 +153,14 @@ def _cost_line(candidate: dict[str, object]) -> str:
 def policy_warnings(ctx: RunContext) -> list[str]:
     """Search-set intents the policy evaluator has no rule for (it would pass them silently);
     only when the spec scores with the default evaluator, whose policy reads those rules."""
-    from contextos_lab.autotune.spec.parts import DEFAULT_EVALUATE
     from contextos_lab.domain.active import active_project
     from contextos_lab.evaluators.policy_coverage import unruled_intents, unruled_warning
+    from contextos_lab.evaluators.registry import get_evaluate
 
     cases = ctx.search.cases
-    if ctx.spec.evaluate != DEFAULT_EVALUATE or "intent" not in cases.columns:
+    # the function itself, however the spec named it (`scorecard` or its module path)
+    default = get_evaluate(ctx.spec.evaluate) is get_evaluate("scorecard")
+    if not default or "intent" not in cases.columns:
         return []
     unruled = unruled_intents(cases["intent"].dropna(), active_project().policy_evaluation)
     return [unruled_warning(unruled, f"search set {ctx.spec.search_set}")] if unruled else []

@@ -31,6 +31,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _cluster(args: argparse.Namespace) -> int:
     # the synthesiser and the corpus reader (pandas, SciPy, statsmodels, scikit-learn) load here
+    from contextos_lab.insights.attribution.registry import get_attributor
     from contextos_lab.insights.corpus import default_workers, load_corpus
     from contextos_lab.insights.pipeline import analyse, write_report
     from contextos_lab.insights.split import SplitSpec
@@ -50,6 +51,7 @@ def _cluster(args: argparse.Namespace) -> int:
     missing = [s for s in args.sources if not s.startswith("synthetic") and not Path(s).exists()]
     if missing:
         raise UserError(f"no such file or folder: {', '.join(missing)}")
+    attributor = get_attributor(args.attributor)  # an unknown name: one line, before loading
     if _out_of_core(args):
         if args.out is None:
             raise UserError("the DuckDB engine writes insight_clusters.jsonl: give --out DIR")
@@ -58,7 +60,7 @@ def _cluster(args: argparse.Namespace) -> int:
     try:
         # streamed: each file summarised (failed runs attributed) and its traces dropped
         split = SplitSpec(args.heldout_fraction)
-        loaded = load_corpus(args.sources, split, workers=args.workers)
+        loaded = load_corpus(args.sources, split, attributor=attributor, workers=args.workers)
         store = None
         if args.store:
             store = open_store(args.store)
@@ -79,6 +81,7 @@ def _cluster(args: argparse.Namespace) -> int:
             min_cluster_size=args.min_cluster_size,
             heldout_fraction=args.heldout_fraction,
             text_backend=None if args.text_backend == "none" else args.text_backend,
+            attributor=attributor,
         )
         if store is not None:  # daily re-runs on a growing store must not make findings
             report.insights = EnvelopeList(held_across_reruns(report.insights, store), Insight)
@@ -264,6 +267,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=int,
         default=None,
         help="processes reading trace files (default: every core; 1: in this process)",
+    )
+    p.add_argument(
+        "--attributor",
+        default="default",
+        metavar="NAME",
+        help="who-failed attributor: a registered name (default, last-actor-before-error, "
+        "llm-judge), an installed plug-in's name, or package.module:factory",
     )
     p.add_argument(
         "--attribution-weights",

@@ -7,9 +7,12 @@
   harness starts one process per chunk);
 - gives every case a deadline (`case_timeout_s`): a case that hangs or raises becomes an error
   row with the reason, never an exception out of the trial;
-- hands each (case, repeat) a recorded seed derived from (spec seed, config, case, repeat), to
-  harnesses whose `run` / `run_batch` accepts `seed` / `seeds`;
+- hands each (case, repeat) a recorded seed derived from (spec seed, config, case, repeat) to
+  `run(..., seed=)` / `run_batch(..., seeds=)`;
 - stores what succeeded (errors are not cached: the next run retries them).
+
+What a harness declares (version, concurrency, batching, deadlines) is read from
+`BaseHarness` members (`harness.base`); a Protocol-only harness is wrapped once.
 
 Rows come back case-major (case 0 repeats 0..k-1, case 1 …) with `repeat`, `seed` and
 `cached` beside RunResult's columns.
@@ -17,19 +20,17 @@ Rows come back case-major (case 0 repeats 0..k-1, case 1 …) with `repeat`, `se
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from contextos_lab.harness.base import BaseHarness, as_base_harness
 from contextos_lab.harness.pool import run_pool
 from contextos_lab.harness.protocol import RESULT_COLUMNS, Harness, RunResult
 from contextos_lab.harness.result_cache import HarnessKey, ResultCache, config_hash, result_key
@@ -51,9 +52,8 @@ class ExecutionPolicy(BaseModel):
     seed: int = Field(default=0, ge=0, description="root of the per-(case, repeat) seeds")
     cache: bool = True
 
-    def concurrency_for(self, harness: Harness) -> int:
-        declared = getattr(harness, "max_concurrency", None)
-        return int(self.max_concurrency or declared or 1)
+    def concurrency_for(self, harness: Harness | BaseHarness) -> int:
+        return int(self.max_concurrency or as_base_harness(harness).max_concurrency or 1)
 
 
 @dataclass(frozen=True)
@@ -84,39 +84,15 @@ def error_mask(results: pd.DataFrame) -> pd.Series:
     return pd.Series(flags, index=results.index, dtype=bool)
 
 
-def harness_key(harness: Harness) -> HarnessKey:
-    """(name, version). Without a declared `version`, the harness's own source (or program
-    file) is hashed, so editing it still invalidates the cache. A program harness adds a hash
-    of its command and declared environment (`command_digest`): another argv or `MODEL=` in
-    the spec is another harness."""
-    version = getattr(harness, "version", None)
-    command = getattr(harness, "command_digest", None)
-    suffix = f"+cmd:{command}" if isinstance(command, str) and command else ""
-    if version:
-        return HarnessKey(harness.name, str(version) + suffix)
-    digest = hashlib.sha256()
-    argv = getattr(harness, "argv", None)
-    files: list[Path] = []
-    if argv:
-        digest.update(canonical_json(list(argv)).encode())
-        files = [Path(a) for a in argv if Path(a).is_file()]
-    else:
-        src = inspect.getsourcefile(type(harness))
-        files = [Path(src)] if src else []
-    for f in files:
-        digest.update(f.read_bytes())
-    return HarnessKey(harness.name, "src:" + digest.hexdigest()[:16] + suffix)
+def harness_key(harness: Harness | BaseHarness) -> HarnessKey:
+    """(name, `cache_identity()`): the declared `version`, else a hash of the harness's own
+    source (or program files), so editing it still invalidates the cache."""
+    base = as_base_harness(harness)
+    return HarnessKey(base.name, base.cache_identity())
 
 
 def case_seed(root: int, cfg_hash: str, case_hash: str, repeat: int) -> int:
     return int(sha256_hex(canonical_json([root, cfg_hash, case_hash, repeat]))[:8], 16)
-
-
-def _accepts(fn: Any, name: str) -> bool:
-    try:
-        return name in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def _error_row(case_id: str, reason: str, seed: int, timeout: float | None) -> dict[str, Any]:
@@ -147,7 +123,7 @@ def _reason(exc: BaseException) -> str:
 
 
 def execute(
-    harness: Harness,
+    harness: Harness | BaseHarness,
     cases: pd.DataFrame,
     case_hashes: Sequence[str],
     config: Mapping[str, Any],
@@ -157,9 +133,8 @@ def execute(
     """Results of every (case, repeat) of `config`, from the cache or from the harness."""
     policy = policy or ExecutionPolicy()
     t0 = time.perf_counter()
-    describe = getattr(harness, "describe", None)
-    if callable(describe):  # a program states its version and concurrency before keys are made
-        describe()
+    harness = as_base_harness(harness)
+    harness.describe()  # a program states its version and concurrency before keys are made
     k = policy.repeats
     ids = [str(c) for c in cases["case_id"]]
     hkey = harness_key(harness)
@@ -206,7 +181,7 @@ def execute(
 
 
 def _run_missing(
-    harness: Harness,
+    harness: BaseHarness,
     cases: pd.DataFrame,
     ids: list[str],
     config: Mapping[str, Any],
@@ -218,28 +193,17 @@ def _run_missing(
     if not todo:
         return {}
     timeout = policy.case_timeout_s
-    batch = getattr(harness, "run_batch", None)
     chunks: list[list[tuple[int, int]]]
-    if batch is not None:
-        chunks = _chunks(todo, concurrency, getattr(harness, "per_process_concurrency", 1))
+    if harness.batched:
+        chunks = _chunks(todo, concurrency, harness.per_process_concurrency)
         tasks = [_batch_task(harness, cases, config, c, seeds, timeout) for c in chunks]
-        per_chunk = getattr(harness, "per_process_concurrency", 1) or 1
-        # a program harness kills its own process at its deadline and keeps what it answered;
-        # the thread's deadline is a backstop behind it
-        own = getattr(harness, "chunk_timeout_s", None)
         timeouts = [
-            None
-            if timeout is None
-            else own(len(c), timeout) + 5.0
-            if own is not None
-            else timeout * math.ceil(len(c) / per_chunk) + 1.0
-            for c in chunks
+            None if timeout is None else harness.batch_deadline_s(len(c), timeout) for c in chunks
         ]
     else:
         chunks = [[p] for p in todo]
         records = cases.to_dict(orient="records")
-        seeded = _accepts(harness.run, "seed")
-        tasks = [_case_task(harness, records[p[0]], config, seeds[p], seeded) for p in todo]
+        tasks = [_case_task(harness, records[p[0]], config, seeds[p]) for p in todo]
         timeouts = [timeout] * len(tasks)
     outcomes = run_pool(tasks, concurrency, timeouts)
     out: dict[tuple[int, int], dict[str, Any]] = {}
@@ -270,17 +234,16 @@ def _chunks(
 
 
 def _case_task(
-    harness: Harness, case: Mapping[str, Any], config: Mapping[str, Any], seed: int, seeded: bool
+    harness: BaseHarness, case: Mapping[str, Any], config: Mapping[str, Any], seed: int
 ) -> Any:
     def task() -> list[dict[str, Any]]:
-        result = harness.run(case, config, seed=seed) if seeded else harness.run(case, config)  # type: ignore[call-arg]
-        return [{**result.model_dump(), "seed": seed}]
+        return [{**harness.run(case, config, seed=seed).model_dump(), "seed": seed}]
 
     return task
 
 
 def _batch_task(
-    harness: Harness,
+    harness: BaseHarness,
     cases: pd.DataFrame,
     config: Mapping[str, Any],
     chunk: list[tuple[int, int]],
@@ -290,13 +253,7 @@ def _batch_task(
     def task() -> list[dict[str, Any]]:
         sub = cases.iloc[[p[0] for p in chunk]].reset_index(drop=True)
         chunk_seeds = [seeds[p] for p in chunk]
-        kwargs: dict[str, Any] = {}
-        run_batch = harness.run_batch  # type: ignore[attr-defined]
-        if _accepts(run_batch, "seeds"):
-            kwargs["seeds"] = chunk_seeds
-        if _accepts(run_batch, "case_timeout_s"):
-            kwargs["case_timeout_s"] = timeout
-        frame = run_batch(sub, config, **kwargs)
+        frame = harness.run_batch(sub, config, seeds=chunk_seeds, case_timeout_s=timeout)
         records = frame.to_dict(orient="records")
         if len(records) != len(chunk):
             raise RuntimeError(f"batch answered {len(records)} of {len(chunk)} cases")

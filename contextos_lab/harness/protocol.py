@@ -80,7 +80,10 @@ RESULT_COLUMNS: tuple[str, ...] = tuple(RunResult.model_fields)
 
 @runtime_checkable
 class Harness(Protocol):
-    """Run a case under a config. `tunable_surfaces` bounds what autotune may change."""
+    """The minimum a harness is: run a case under a config; `tunable_surfaces` bounds what
+    autotune may change. Everything optional (version, concurrency, seeds, batches, deadlines)
+    is a member of `harness.base.BaseHarness` with its default; a plain object like this one is
+    read through `as_base_harness` (docs/harness-contract.md states the whole contract)."""
 
     name: str
 

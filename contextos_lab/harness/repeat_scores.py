@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from contextos_lab.evaluators.registry import EvaluateFn
 from contextos_lab.harness.execution import Execution, error_mask
 from contextos_lab.harness.protocol import RESULT_COLUMNS
 from contextos_lab.schemas.scorecard import EvaluatorName
@@ -32,8 +33,6 @@ FAILED_SCORES: dict[str, float] = {"policy": 0.0, "safety": 0.0, "utility": 0.0}
 UNMEASURED: tuple[str, ...] = ("latency", "economics")
 #: Judging metrics an evaluator may leave unscored for a case (NaN = cannot judge it).
 MAY_BE_UNSCORED: tuple[str, ...] = ("policy",)
-
-EvaluateFn = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
 
 
 @dataclass(frozen=True)

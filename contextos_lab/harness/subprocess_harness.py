@@ -45,6 +45,7 @@ from typing import Any
 import pandas as pd
 from pydantic import TypeAdapter, ValidationError
 
+from contextos_lab.harness.base import BaseHarness, source_digest
 from contextos_lab.harness.case_inputs import inputs_only
 from contextos_lab.harness.program.environment import command_digest, effective_env
 from contextos_lab.harness.program.persistent import PersistentPool
@@ -63,6 +64,7 @@ from contextos_lab.harness.runner import (
     first_validation_error,
     run_with_feedback,
 )
+from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.surface import TunableSurface
 
 PROTOCOL = "contextos-lab.harness/1"
@@ -100,8 +102,10 @@ def load_surfaces(source: str | Path | Sequence[Mapping[str, Any]]) -> list[Tuna
     return _SURFACES.validate_python(list(source))
 
 
-class SubprocessHarness:
+class SubprocessHarness(BaseHarness):
     """Runs `argv` once per batch; see the module docstring for the wire protocol."""
+
+    batched = True
 
     def __init__(
         self,
@@ -147,7 +151,9 @@ class SubprocessHarness:
         #: From the program's `--surfaces` object unless given here (see the module docstring).
         self.version = version
         self.per_process_concurrency = 1
-        self._max_concurrency = max_concurrency
+        #: Cases in flight across processes (the spec's `max_concurrency` overrides it): as
+        #: given, else the program's own `max_concurrency` when it runs more than one at once.
+        self.max_concurrency = max_concurrency
         #: From the program's `--surfaces` object unless given here.
         self.persistent = persistent
         self._pool: PersistentPool | None = None
@@ -183,15 +189,31 @@ class SubprocessHarness:
         """Ask the program once for its surfaces, version and concurrency (unless given)."""
         self.tunable_surfaces()
 
-    @property
-    def max_concurrency(self) -> int | None:
-        """Cases in flight across processes (the spec's `max_concurrency` overrides it)."""
-        return self._max_concurrency or (
-            self.per_process_concurrency if self.per_process_concurrency > 1 else None
-        )
+    def cache_identity(self) -> str:
+        """The declared version, else a hash of argv and the program files it names; plus
+        `command_digest`: another argv or `MODEL=` in the spec is another harness."""
+        suffix = f"+cmd:{self.command_digest}"
+        if self.version:
+            return str(self.version) + suffix
+        files = [Path(a) for a in self.argv if Path(a).is_file()]
+        prefix = canonical_json(list(self.argv)).encode()
+        return "src:" + source_digest(type(self), files, prefix) + suffix
 
-    def run(self, case: Mapping[str, Any], config: Mapping[str, Any]) -> RunResult:
-        frame = self.run_batch(pd.DataFrame([dict(case)]), config)
+    def declare_inputs(self, fields: Sequence[str]) -> None:
+        """The allow-list of case fields sent to the program, unless built with one."""
+        if self.input_fields is None:
+            self.input_fields = tuple(fields)
+
+    def batch_deadline_s(self, n_cases: int, case_timeout_s: float) -> float:
+        """The program is killed at its own deadline (`chunk_timeout_s`) and keeps what it
+        answered; the kit's wait is a backstop behind it."""
+        return self.chunk_timeout_s(n_cases, case_timeout_s) + 5.0
+
+    def run(
+        self, case: Mapping[str, Any], config: Mapping[str, Any], seed: int | None = None
+    ) -> RunResult:
+        seeds = None if seed is None else [seed]
+        frame = self.run_batch(pd.DataFrame([dict(case)]), config, seeds=seeds)
         return RunResult.model_validate(nan_to_none(frame.to_dict(orient="records")[0]))
 
     def run_batch(
@@ -262,8 +284,7 @@ class SubprocessHarness:
             if failure is None:  # exit 0, but lines broke the protocol or cases went missing
                 missing = [c for c in case_ids if c not in lines.rows]
                 detail = lines.first_problem or (
-                    f"no result for {len(missing)} of {len(case_ids)} cases "
-                    f"(first: {missing[0]!r})"
+                    f"no result for {len(missing)} of {len(case_ids)} cases (first: {missing[0]!r})"
                 )
                 failure = missing_reason = f"{PROTOCOL_ERROR}: {detail}"
             elif record.timed_out and case_timeout_s is not None:
@@ -332,6 +353,8 @@ class SubprocessHarness:
             m = described.get("max_concurrency")
             if isinstance(m, int) and not isinstance(m, bool) and m >= 1:
                 self.per_process_concurrency = m
+                if self.max_concurrency is None and m > 1:
+                    self.max_concurrency = m
             if self.persistent is None and isinstance(described.get("persistent"), bool):
                 self.persistent = described["persistent"]
             described = described.get("surfaces")

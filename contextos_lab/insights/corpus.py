@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from contextos_lab.insights.attribution.protocol import Attributor
 from contextos_lab.insights.attribution.registry import get_attributor
 from contextos_lab.insights.attribution.runs import trace_attribution
-from contextos_lab.insights.pipeline import LOADERS, Loaded, as_source_list, load_synthetic
+from contextos_lab.insights.pipeline import Loaded, as_source_list, load_synthetic, loader_for
 from contextos_lab.insights.split import SEARCH, SplitSpec
 from contextos_lab.loaders.detect import detect, files_of
 from contextos_lab.loaders.otlp import TraceLoadResult
@@ -98,7 +98,7 @@ class ReadFiles:
             if kind not in PER_FILE:  # read with the rest of its group, after the stream
                 out.append(Summary(kind, 0, deferred=str(path)))
                 continue
-            out.append(summarise(LOADERS[kind]([path]), kind, 1, self.split, model))
+            out.append(summarise(loader_for(kind)([path]), kind, 1, self.split, model))
         return out
 
 
@@ -158,7 +158,7 @@ def stream_source(
             yield summary
     model = read.attributor or get_attributor()
     for kind, paths in grouped.items():
-        yield summarise(LOADERS[kind](paths), kind, len(paths), read.split, model)
+        yield summarise(loader_for(kind)(paths), kind, len(paths), read.split, model)
 
 
 def load_corpus(

@@ -37,13 +37,12 @@ from contextos_lab.insights.synthesize import (
     synthesize_insights,
 )
 from contextos_lab.insights.text_clusters import TextClustering, agreement, cluster_texts
-from contextos_lab.loaders.detect import SPAN_EXPORTS, detect, files_of, group_by_kind
-from contextos_lab.loaders.exports import EXPECTED, load_exports
-from contextos_lab.loaders.inspect_logs import load_inspect
+from contextos_lab.loaders.detect import detect, files_of, group_by_kind
+from contextos_lab.loaders.exports import EXPECTED
 from contextos_lab.loaders.otlp import Trace, TraceLoadResult, new_result
 from contextos_lab.loaders.quarantine import QuarantinedRow
-from contextos_lab.loaders.tau_bench import load_tau_bench
-from contextos_lab.loaders.who_and_when import ANNOTATOR, load_who_and_when
+from contextos_lab.loaders.registry import get_loader
+from contextos_lab.loaders.who_and_when import ANNOTATOR
 from contextos_lab.schemas.base import EnvelopeList, canonical_json
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.feedback import FeedbackEntry
@@ -84,16 +83,9 @@ def _load_unknown(files: Sequence[Path]) -> TraceLoadResult:
     return result
 
 
-LOADERS: dict[str, Callable[[Sequence[Path]], TraceLoadResult]] = {
-    "tau-bench": load_tau_bench,
-    "who-and-when": load_who_and_when,
-    # OTLP/JSON goes through the export reader too, so its OpenInference / GenAI attributes
-    # are read like every other tool's (`loaders.conventions`)
-    "otlp": load_exports,
-    "inspect": load_inspect,
-    **dict.fromkeys(SPAN_EXPORTS, load_exports),
-    "unknown": _load_unknown,
-}
+def loader_for(kind: str) -> Callable[[Sequence[Path]], TraceLoadResult]:
+    """The loader of a detected kind (`loaders.registry`); `unknown` quarantines each file."""
+    return _load_unknown if kind == "unknown" else get_loader(kind)
 
 
 def as_source_list(sources: str | Path | Sequence[str | Path]) -> list[str]:
@@ -130,7 +122,7 @@ def load_sources(sources: str | Path | Sequence[str | Path]) -> Loaded:
             load_synthetic(source, loaded)
             continue
         for kind, files in group_by_kind([Path(source)]).items():
-            result = LOADERS[kind](files)
+            result = loader_for(kind)(files)
             loaded.records += list(result.records)
             loaded.feedback += list(result.feedback)
             loaded.traces += result.traces

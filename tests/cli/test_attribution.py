@@ -90,3 +90,23 @@ def test_cluster_uses_calibrated_weights_and_restores_the_environment(
 
 def _attributions(report: dict) -> list[dict]:
     return report["attributions"]
+
+
+def test_cluster_uses_the_attributor_it_is_given_by_name_or_path(
+    annotated, tmp_path, capsys
+) -> None:
+    args = ["cluster", str(annotated), "--heldout-fraction", "0", "--text-backend", "none"]
+    for ref in (
+        "last-actor-before-error",
+        "contextos_lab.insights.attribution.linear:LastActorBeforeErrorRule",
+    ):
+        out = tmp_path / ref.replace(":", "_")
+        assert main([*args, "--out", str(out), "--attributor", ref, "--workers", "1"]) == 0
+        used = {
+            a["attributor"] for a in _attributions(json.loads((out / "insights.json").read_text()))
+        }
+        assert used == {"last-actor-before-error"}
+    capsys.readouterr()
+    assert main([*args, "--out", str(tmp_path / "x"), "--attributor", "no-such-judge"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown attributor 'no-such-judge'" in err and "Traceback" not in err

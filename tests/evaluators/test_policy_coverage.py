@@ -53,3 +53,15 @@ def test_search_warns_for_the_search_sets_unruled_intents() -> None:
     assert "faq" in warning and "s.jsonl" in warning
     ctx.spec.evaluate = "contextos_lab.evaluators.assertions:evaluate"  # its own policy checks
     assert policy_warnings(ctx) == []  # type: ignore[arg-type]
+
+
+def test_the_scorecard_named_by_name_is_the_default_evaluator() -> None:
+    cases = pd.DataFrame({"case_id": ["a", "b"], "intent": ["faq", "faq"]})
+    ctx = SimpleNamespace(
+        spec=SimpleNamespace(evaluate="scorecard", search_set="s.jsonl"),
+        search=SimpleNamespace(cases=cases),
+    )
+    (warning,) = policy_warnings(ctx)  # type: ignore[arg-type]
+    assert "faq" in warning
+    ctx.spec.evaluate = "assertions"
+    assert policy_warnings(ctx) == []  # type: ignore[arg-type]

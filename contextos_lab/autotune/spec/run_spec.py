@@ -32,7 +32,11 @@ class TuningRunSpec(BaseModel):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$", description="study name")
     harness: str = Field(min_length=3, description="'package.module:factory'")
     harness_kwargs: dict[str, Any] = Field(default_factory=dict)
-    evaluate: str = Field(default=DEFAULT_EVALUATE, description="(cases, results) -> frame")
+    evaluate: str = Field(
+        default=DEFAULT_EVALUATE,
+        description="(cases, results) -> frame: a name (scorecard, assertions, an installed "
+        "plug-in's) or 'package.module:function' (evaluators.registry)",
+    )
     target: TargetSpec
     guardrails: Guardrails
     baseline_tuple: BaselineTuple

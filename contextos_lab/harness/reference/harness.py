@@ -28,6 +28,7 @@ from typing import Any
 
 import pandas as pd
 
+from contextos_lab.harness.base import BaseHarness
 from contextos_lab.harness.protocol import RunResult
 from contextos_lab.harness.reference.core import (
     LAT_BASE,
@@ -80,10 +81,12 @@ __all__ = [
 _resolve = resolve_config
 
 
-class SupportDeskHarness:
-    """The reference harness (see the module docstring for its model)."""
+class SupportDeskHarness(BaseHarness):
+    """The reference harness (see the module docstring for its model). Deterministic, so it
+    ignores seeds; vectorised, so the kit hands it whole chunks (`batched`)."""
 
     name = HARNESS_NAME
+    batched = True
 
     def __init__(self, cache_size: int = 4) -> None:
         self._cache: OrderedDict[tuple[Any, ...], Prepared] = OrderedDict()
@@ -104,11 +107,19 @@ class SupportDeskHarness:
                 self._cache.popitem(last=False)
         return hit
 
-    def run(self, case: Mapping[str, Any], config: Mapping[str, Any]) -> RunResult:
+    def run(
+        self, case: Mapping[str, Any], config: Mapping[str, Any], seed: int | None = None
+    ) -> RunResult:
         frame = self.run_batch(pd.DataFrame([dict(case)]), config)
         return RunResult(**frame.iloc[0].to_dict())
 
-    def run_batch(self, cases: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
+    def run_batch(
+        self,
+        cases: pd.DataFrame,
+        config: Mapping[str, Any],
+        seeds: Sequence[int] | None = None,
+        case_timeout_s: float | None = None,
+    ) -> pd.DataFrame:
         start = time.perf_counter()
         cfg = resolve_config(config)
         p = self.prepared(cases)

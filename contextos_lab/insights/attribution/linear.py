@@ -130,13 +130,14 @@ class LastActorBeforeErrorRule:
         return Attribution(
             run.run_id,
             turn.speaker,
-            step,
+            turn.index,  # the step as the trace numbers it; `position` is where it is in turns
             s.role[agent_key(turn.speaker)],
             signal,
             ((signal, 1.0),),
             excerpt(turn.content),
             self.name,
             _evidence(run, s),
+            position=step,
         )
 
 

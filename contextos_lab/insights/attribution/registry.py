@@ -4,7 +4,10 @@
 logistic regression on the Who&When Algorithm-Generated runs; what that fitting procedure scores
 on runs it did not see is measured by `benchmarks/failure_attribution.py` (cross-validated).
 `llm-judge` asks an OpenAI-compatible chat endpoint named by the environment (see `judge`).
-Register a judge or a rule of your own with `register(name, factory)`.
+Register a judge or a rule of your own with `register(name, factory)` (a taken name is refused
+unless `replace=True`), install one as a plug-in under the entry-point group
+`contextos_lab.attributors`, or name it as `package.module:factory` wherever an attributor is
+chosen (`cluster --attributor`, notebook 01's `attributor` parameter); see `contextos_lab.plugins`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable
 from contextos_lab.insights.attribution.default_weights import DEFAULT_TEMPERATURE, DEFAULT_WEIGHTS
 from contextos_lab.insights.attribution.linear import LastActorBeforeErrorRule, LinearAttributor
 from contextos_lab.insights.attribution.protocol import Attributor
+from contextos_lab.plugins import Registry
 
 #: A weights file (`contextos-lab attribution calibrate --out`) that replaces the bundled
 #: weights of `default`; set by `cluster --attribution-weights`, inherited by worker processes
@@ -42,21 +46,36 @@ def _llm_judge() -> Attributor:
     return judge_from_env(ranker=default_attributor())
 
 
-ATTRIBUTORS: dict[str, Callable[[], Attributor]] = {
-    "default": default_attributor,
-    "last-actor-before-error": LastActorBeforeErrorRule,
-    "llm-judge": _llm_judge,
-}
+#: Entry-point group an installed plug-in declares its attributors under.
+GROUP = "contextos_lab.attributors"
+
+ATTRIBUTORS: Registry[Attributor] = Registry(
+    "attributor",
+    GROUP,
+    lambda obj: isinstance(obj, Attributor),
+    {
+        "default": default_attributor,
+        "last-actor-before-error": LastActorBeforeErrorRule,
+        "llm-judge": _llm_judge,
+    },
+)
 
 
-def register(name: str, factory: Callable[[], Attributor]) -> None:
-    ATTRIBUTORS[name] = factory
+def register(name: str, factory: Callable[[], Attributor], *, replace: bool = False) -> None:
+    """Add an attributor under `name`; a taken name raises `DuplicateName` unless `replace`."""
+    ATTRIBUTORS.register(name, factory, replace=replace)
 
 
 def get_attributor(name: str = "default") -> Attributor:
-    if name not in ATTRIBUTORS:
-        raise KeyError(f"unknown attributor {name!r} (known: {', '.join(sorted(ATTRIBUTORS))})")
-    return ATTRIBUTORS[name]()
+    """The attributor `name` names: registered, installed plug-in, or `module:factory`."""
+    return ATTRIBUTORS.get(name)
 
 
-__all__ = ["ATTRIBUTORS", "WEIGHTS_ENV", "default_attributor", "get_attributor", "register"]
+__all__ = [
+    "ATTRIBUTORS",
+    "GROUP",
+    "WEIGHTS_ENV",
+    "default_attributor",
+    "get_attributor",
+    "register",
+]

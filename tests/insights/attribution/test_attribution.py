@@ -28,8 +28,10 @@ from contextos_lab.insights.attribution.linear import (
     LinearAttributor,
     cross_validated,
 )
+from contextos_lab.insights.attribution.registry import ATTRIBUTORS
 from contextos_lab.insights.attribution.signals import error_family, error_type
 from contextos_lab.loaders.who_and_when import load_who_and_when
+from contextos_lab.plugins import DuplicateName
 from tests.insights.attribution.traces import group_chat_run, orchestrated_run, write_runs
 
 
@@ -131,8 +133,11 @@ def test_a_plugged_attributor_satisfies_the_protocol() -> None:
         def attribute(self, run):
             return None
 
-    register("first-turn", FirstTurn)
-    assert isinstance(get_attributor("first-turn"), Attributor)
+    with ATTRIBUTORS.registered("first-turn", FirstTurn):  # gone again after the block
+        assert isinstance(get_attributor("first-turn"), Attributor)
+        with pytest.raises(DuplicateName, match="replace=True"):
+            register("first-turn", FirstTurn)
+    assert "first-turn" not in ATTRIBUTORS.names()
     assert isinstance(get_attributor(), Attributor)
     assert isinstance(LastActorBeforeErrorRule(), Attributor)
     with pytest.raises(KeyError, match="unknown attributor"):
