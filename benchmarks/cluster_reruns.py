@@ -71,8 +71,12 @@ def day_rows(rng: np.random.Generator, h: int, day: int, per_day: int, rate: flo
 def _cli(argv: list[str]) -> int:
     from contextos_lab.api import main
 
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        return main(argv)
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(argv)
+    if code not in (0, 2) or (code == 2 and argv[0] == "ingest"):
+        raise RuntimeError(f"{' '.join(argv[:2])} exited {code}: {err.getvalue()[-2000:]}")
+    return code
 
 
 def history(h: int, days: int, per_day: int, rate: float, seed: int) -> dict[str, Any]:
