@@ -1,11 +1,14 @@
 """How long `contextos-lab` takes before it does anything (issue 40), beside `optuna --help`.
 
 Times, in fresh processes, `contextos-lab --help`, every `contextos-lab COMMAND --help` and the
-light commands (`project --check`, `project`, `store verify` on an empty store, `runs tail`,
-`schema`), each `--runs` times (>= 5), interleaved round by round with `optuna --help` so a
-busy machine slows every row alike; the median of each row is its figure (as hyperfine
-reports). `--compare-tree DIR` times the same rows on another checkout (e.g. the code before
-this change) in the same rounds.
+light commands (`project --check`, `project`, `store verify` on an empty store the kit created,
+`runs tail` of a one-record file, `schema`), each `--runs` times (>= 5), interleaved round by
+round with `optuna --help` so a busy machine slows every row alike; the median of each row is
+its figure (as hyperfine reports). A light command that exits non-zero stops the run: its
+figure would time an error path. Beside each wall-clock median the table shows the median
+CPU time (user + system) of the same runs, which a loaded machine inflates far less.
+`--compare-tree DIR` times the same rows on another checkout (e.g. the code before this
+change) in the same rounds.
 
 Goals (issue 40): `help_median_s` <= 0.5 (the slowest median among `--help` and every
 `COMMAND --help`), `light_commands_max_median_s` <= 0.8 (the slowest light command's median),
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -31,6 +35,24 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "cli_latency.json"
 #: What `contextos-lab` runs (its console script is `contextos_lab.cli.app:main`).
 ENTRY = "import sys; from contextos_lab.cli.app import main; sys.exit(main())"
+#: Makes the empty store `store verify` checks (benchmarks reach the kit via `api` only).
+CREATE_STORE = (
+    "import sys; from contextos_lab.api import ExperienceStore; "
+    "ExperienceStore(sys.argv[1], create=True)"
+)
+#: One command record as `runs tail` reads it (seed 003's feedback record).
+RECORD = {
+    "command_id": "cmd_1",
+    "command": ["true"],
+    "cwd": "/tmp",
+    "started_at": "2026-01-01T00:00:00+00:00",
+    "duration_ms": 1.0,
+    "exit_code": 0,
+    "stdout_tail": "",
+    "stderr_tail": "",
+    "stdout_lines": 0,
+    "stderr_lines": 0,
+}
 GOALS = {"help_median_s": 0.5, "light_commands_max_median_s": 0.8, "help_vs_optuna_ratio": 1.5}
 
 
@@ -55,15 +77,11 @@ def _env(tree: Path) -> dict[str, str]:
 
 def _light(scratch: Path) -> dict[str, list[str]]:
     store = scratch / "empty.db"
-    subprocess.run(
-        [sys.executable, "-c", "import sqlite3,sys; sqlite3.connect(sys.argv[1]).close()", store],
-        check=True,
+    subprocess.run(  # a store as the kit creates it, holding nothing (verify: "empty", exit 0)
+        [sys.executable, "-c", CREATE_STORE, f"sqlite:///{store}"], env=_env(ROOT), check=True
     )
     records = scratch / "runs.jsonl"
-    records.write_text(
-        json.dumps({"command_id": "cmd_1", "argv": ["true"], "exit_code": 0}) + "\n",
-        encoding="utf-8",
-    )
+    records.write_text(json.dumps(RECORD) + "\n", encoding="utf-8")
     return {
         "project --check": ["project", "--check"],
         "project": ["project"],
@@ -73,13 +91,21 @@ def _light(scratch: Path) -> dict[str, list[str]]:
     }
 
 
-def _time(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+def _time(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of the child: user + system, exit status) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    done = subprocess.run(
+        argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu, done.returncode
 
 
-def measure(runs: int, compare: Path | None) -> dict:
+def measure(runs: int, compare: Path | None) -> tuple[dict, dict]:
+    """Median wall seconds and median CPU seconds of each (tree, row)."""
     optuna = Path(sys.executable).with_name("optuna")
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
@@ -93,21 +119,26 @@ def measure(runs: int, compare: Path | None) -> dict:
             for name, argv in _light(scratch).items():
                 rows[(label, name)] = argv
         times: dict[tuple[str, str], list[float]] = {key: [] for key in rows}
-        times[("optuna", "optuna --help")] = []
+        cpus: dict[tuple[str, str], list[float]] = {key: [] for key in rows}
+        optuna_key = ("optuna", "optuna --help")
+        times[optuna_key], cpus[optuna_key] = [], []
         for _ in range(runs):  # round robin: load on the machine hits every row alike
-            times[("optuna", "optuna --help")].append(
-                _time([str(optuna), "--help"], dict(os.environ), scratch)
-            )
+            wall, cpu, _code = _time([str(optuna), "--help"], dict(os.environ), scratch)
+            times[optuna_key].append(wall)
+            cpus[optuna_key].append(cpu)
             for (label, name), argv in rows.items():
                 env = {**_env(trees[label]), "CONTEXTOS_HOME": str(home)}
                 env.pop("CONTEXTOS_SIGNING_KEY", None)
-                times[(label, name)].append(
-                    _time([sys.executable, "-c", ENTRY, *argv], env, scratch)
-                )
-    return {key: statistics.median(values) for key, values in times.items()}
+                wall, cpu, code = _time([sys.executable, "-c", ENTRY, *argv], env, scratch)
+                if code != 0:
+                    raise SystemExit(f"`contextos-lab {' '.join(argv)}` ({label}) exited {code}")
+                times[(label, name)].append(wall)
+                cpus[(label, name)].append(cpu)
+    median = statistics.median
+    return {k: median(v) for k, v in times.items()}, {k: median(v) for k, v in cpus.items()}
 
 
-def report(medians: dict, runs: int, compare: Path | None) -> dict:
+def report(medians: dict, cpu: dict, runs: int, compare: Path | None) -> dict:
     light = {"project --check", "project", "store verify (empty store)", "runs tail", "schema"}
 
     def figures(label: str) -> dict[str, float]:
@@ -129,14 +160,16 @@ def report(medians: dict, runs: int, compare: Path | None) -> dict:
         "light_commands_max_median_s": now["light_commands_max_median_s"],
         "help_vs_optuna_ratio": ratio,
     }
-    print(f"{'row':<34}{'this tree':>11}" + (f"{'compared':>11}" if compare else ""))
+    head = f"{'row':<34}{'this tree':>11}{'cpu':>9}"
+    print(head + (f"{'compared':>11}{'cpu':>9}" if compare else ""))
     names = sorted({name for (lab, name) in medians if lab == "this"})
     for name in names:
-        line = f"{name:<34}{medians[('this', name)]:>10.3f}s"
+        line = f"{name:<34}{medians[('this', name)]:>10.3f}s{cpu[('this', name)]:>8.3f}s"
         if compare and ("compared", name) in medians:
-            line += f"{medians[('compared', name)]:>10.3f}s"
+            line += f"{medians[('compared', name)]:>10.3f}s{cpu[('compared', name)]:>8.3f}s"
         print(line)
-    print(f"{'optuna --help':<34}{optuna:>10.3f}s")
+    print(f"{'optuna --help':<34}{optuna:>10.3f}s{cpu[('optuna', 'optuna --help')]:>8.3f}s")
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print()
     for goal, limit in GOALS.items():
         ok = measured[goal] <= limit
@@ -153,6 +186,9 @@ def report(medians: dict, runs: int, compare: Path | None) -> dict:
         "light_commands_median_s": now["light"],
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "rows_median_s": {name: round(medians[("this", name)], 3) for name in names},
+        # CPU seconds (user + system) of the same runs: what a loaded machine inflates least
+        "optuna_help_cpu_median_s": round(cpu[("optuna", "optuna --help")], 3),
+        "rows_cpu_median_s": {name: round(cpu[("this", name)], 3) for name in names},
     }
     if compare:
         before = figures("compared")
@@ -163,6 +199,12 @@ def report(medians: dict, runs: int, compare: Path | None) -> dict:
             "light_commands_max_median_s": round(before["light_commands_max_median_s"], 3),
             "help_vs_optuna_ratio": round(before["help_median_s"] / optuna, 3),
             "light_commands_median_s": before["light"],
+            "rows_median_s": {
+                n: round(s, 3) for (lab, n), s in medians.items() if lab == "compared"
+            },
+            "rows_cpu_median_s": {
+                n: round(s, 3) for (lab, n), s in cpu.items() if lab == "compared"
+            },
         }
     return out
 
@@ -173,8 +215,8 @@ def main() -> None:
     parser.add_argument("--compare-tree", type=Path, default=None, help="another checkout")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
-    medians = measure(args.runs, args.compare_tree)
-    out = report(medians, args.runs, args.compare_tree)
+    medians, cpu = measure(args.runs, args.compare_tree)
+    out = report(medians, cpu, args.runs, args.compare_tree)
     if not args.no_write and args.runs >= 5:
         RESULTS.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
         print(f"-> {RESULTS}")

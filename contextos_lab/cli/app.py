@@ -40,15 +40,31 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     wanted = None if command is None else COMMANDS.get(command, (None,))[0]
     built: set[str] = set()
+    stub: argparse.ArgumentParser | None = None
     for name, (target, summary) in COMMANDS.items():
         if name in subparsers.choices:  # registered by an earlier name's function
             continue
         if (command is None or target == wanted) and target not in built:
             built.add(target)
             _register(subparsers, target)
-        if name not in subparsers.choices:
-            subparsers.add_parser(name, help=summary, add_help=False)
+        if name in subparsers.choices:
+            continue
+        if stub is None:
+            stub = subparsers.add_parser(name, help=summary, add_help=False)
+        else:  # one stub parser serves every name not built (never parsed with: see above)
+            _add_stub(subparsers, name, summary, stub)
     return parser
+
+
+def _add_stub(
+    subparsers: argparse._SubParsersAction, name: str, summary: str, stub: argparse.ArgumentParser
+) -> None:
+    """`name` listed under --help with `summary`, parsed by the shared `stub`.
+
+    What `add_parser` does minus building a parser: argparse has no public way to list a choice
+    without one, and each costs ~1 ms of gettext look-ups (30 per start-up; issue 40)."""
+    subparsers._choices_actions.append(subparsers._ChoicesPseudoAction(name, (), summary))
+    subparsers._name_parser_map[name] = stub
 
 
 def _register(subparsers: argparse._SubParsersAction, target: str) -> None:

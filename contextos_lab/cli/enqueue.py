@@ -6,8 +6,6 @@ import argparse
 import json
 from pathlib import Path
 
-import yaml
-
 from contextos_lab.cli.conventions import add_command
 from contextos_lab.errors import UserError
 
@@ -40,6 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def read_config(path: str) -> dict:
+    import yaml  # only when a config file is read: `enqueue --help` needs no YAML parser
+
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")

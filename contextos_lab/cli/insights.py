@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from contextos_lab.cli.conventions import add_command, iso_datetime
 from contextos_lab.cli.store import open_store
 from contextos_lab.errors import UserError, one_line
-from contextos_lab.schemas.insight import MIN_CLUSTER_SIZE
+from contextos_lab.schemas.vocabulary import MIN_CLUSTER_SIZE
 
 if TYPE_CHECKING:  # the synthesiser (pandas, SciPy, statsmodels, scikit-learn) loads in _run
     from contextos_lab.loaders.quarantine import QuarantinedRow

@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING
 from contextos_lab.cli.common import next_step
 from contextos_lab.cli.conventions import add_command
 from contextos_lab.cli.store import default_store_url, open_store
-from contextos_lab.domain.active import active_project
 from contextos_lab.errors import one_line
-from contextos_lab.loaders.readers import FORMATS, UnreadableSource
-from contextos_lab.loaders.records import KINDS, load_records
+from contextos_lab.loaders.kinds import FORMATS, KIND_NAMES
 
-if TYPE_CHECKING:  # the store (SQLAlchemy) only once there are rows to write
+if TYPE_CHECKING:  # the store (SQLAlchemy) only once there are rows to write, the schemas
+    # (pydantic) only once a file is read: `ingest --help` needs neither (issue 40)
     from contextos_lab.loaders.ingest import IngestReport
     from contextos_lab.store.experience_store import ExperienceStore
 
@@ -39,6 +38,8 @@ NEXT_AFTER: dict[str, str] = {
 
 def _next_after(args: argparse.Namespace, store: ExperienceStore) -> str:
     """What to run after this ingest, with the project's own files where it has them."""
+    from contextos_lab.domain.active import active_project
+
     data = active_project().data_dir
     if args.kind == "decisions" and (data / "feedback.jsonl").is_file():
         overriders = data / "authorised_overriders.json"
@@ -82,6 +83,8 @@ def _open(url: str, overriders_file: Path | None) -> ExperienceStore | None:
 
 def _ingest(args: argparse.Namespace) -> int:
     from contextos_lab.loaders.ingest import store_loaded
+    from contextos_lab.loaders.readers import UnreadableSource
+    from contextos_lab.loaders.records import load_records
     from contextos_lab.store.project_binding import BindingConflict, recorded_project
     from contextos_lab.store.signing import SigningKeyMissing
 
@@ -137,7 +140,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Store the valid rows of FILE; write the rest with reasons to "
         "FILE.quarantine.jsonl. Re-ingesting a file stores nothing twice.",
     )
-    p.add_argument("kind", choices=list(KINDS), metavar="KIND", help=", ".join(KINDS))
+    p.add_argument("kind", choices=KIND_NAMES, metavar="KIND", help=", ".join(KIND_NAMES))
     p.add_argument("file", type=Path, metavar="FILE")
     p.add_argument("--store", default=default_store_url(), help="SQLAlchemy URL")
     p.add_argument("--format", choices=FORMATS, default=None, help="override the file extension")

@@ -14,11 +14,9 @@ from typing import TYPE_CHECKING
 
 from contextos_lab.cli.common import add_store_options, need, next_step, store_of
 from contextos_lab.cli.conventions import add_command, iso_datetime
-from contextos_lab.domain.active import active_project
 from contextos_lab.errors import UserError
-from contextos_lab.harness.replay_sets import read_packets
-from contextos_lab.proposals.monitor.windows import BASELINE_DAYS
-from contextos_lab.schemas.monitoring import ClosureStatus
+from contextos_lab.proposals.monitor.window_days import BASELINE_DAYS
+from contextos_lab.schemas.vocabulary import ClosureStatus
 
 if TYPE_CHECKING:
     from contextos_lab.schemas.monitoring import EvaluatorEvidence, MonitorVerdict
@@ -102,6 +100,8 @@ def why(verdict: MonitorVerdict) -> str:
 
 
 def _packet(store: object, packet_id: str) -> ReplayPacket:
+    from contextos_lab.domain.active import active_project
+    from contextos_lab.harness.replay_sets import read_packets
     from contextos_lab.schemas.replay import ReplayPacket
 
     found = store.get(ReplayPacket, packet_id)  # type: ignore[attr-defined]
@@ -144,6 +144,8 @@ def _close(args: argparse.Namespace) -> int:
 
 def suggest_packet(store: object, source_id: str) -> str | None:
     """A replay case in the project that names one of the source's corrections, if any."""
+    from contextos_lab.domain.active import active_project
+    from contextos_lab.harness.replay_sets import read_packets
     from contextos_lab.schemas.insight import InsightCluster
 
     cluster = store.get(InsightCluster, source_id)  # type: ignore[attr-defined]

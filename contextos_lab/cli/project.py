@@ -10,17 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from contextos_lab.cli.conventions import add_command
-from contextos_lab.cli.project_check import check_project
-from contextos_lab.domain.active import active_project
-from contextos_lab.domain.config import DomainConfig
-from contextos_lab.evaluators.policy_coverage import (
-    project_intents,
-    unruled_intents,
-    unruled_warning,
-)
-from contextos_lab.schemas.reason_registry import core_reason_classes
+
+if TYPE_CHECKING:  # the project (pydantic, schemas) loads when the command runs: not for --help
+    from contextos_lab.domain.config import DomainConfig
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -41,6 +36,9 @@ def _init(args: argparse.Namespace) -> int:
 def _project(args: argparse.Namespace) -> int:
     if args.action == "init":
         return _init(args)
+    from contextos_lab.domain.active import active_project
+    from contextos_lab.schemas.reason_registry import core_reason_classes
+
     project = active_project()  # `main` has loaded and activated it (or exited 2)
     files = {
         "reason-classes.json": project.registry_path,
@@ -87,6 +85,13 @@ def _project(args: argparse.Namespace) -> int:
 
 def _check(project: DomainConfig) -> int:
     """Every file the declaration names exists and reads; one error line (exit 2) if not."""
+    from contextos_lab.cli.project_check import check_project
+    from contextos_lab.evaluators.policy_coverage import (
+        project_intents,
+        unruled_intents,
+        unruled_warning,
+    )
+
     problems, notes = check_project(project)
     for note in notes:
         print(f"note: {note}")

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from contextos_lab.domain.config import DomainConfig
+if TYPE_CHECKING:  # a type only: callers hold a loaded project already
+    from contextos_lab.domain.config import DomainConfig
 
 
 def _try(problems: list[str], where: Path | str, fn: Callable[[], object]) -> None:

@@ -18,8 +18,8 @@ import sys
 from contextos_lab.cli.common import add_store_options, need, next_step, store_of
 from contextos_lab.cli.conventions import add_command, iso_datetime
 from contextos_lab.errors import UserError
-from contextos_lab.proposals.monitor.windows import WINDOW_DAYS
-from contextos_lab.schemas.review import ReviewOutcome, ReviewRole
+from contextos_lab.proposals.monitor.window_days import WINDOW_DAYS
+from contextos_lab.schemas.vocabulary import ReviewOutcome, ReviewRole
 
 # The release machinery (pandas, the store) loads when a command runs, not for `--help`.
 

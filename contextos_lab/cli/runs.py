@@ -12,16 +12,14 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from contextos_lab.cli.conventions import add_command
 from contextos_lab.errors import UserError
-from contextos_lab.harness.runner import (
-    CommandRecord,
-    default_record_path,
-    read_records,
-    retry_chain,
-)
+from contextos_lab.harness.record_path import default_record_path
+
+if TYPE_CHECKING:  # the record model (pydantic) loads when records are read, not for --help
+    from contextos_lab.harness.command_record import CommandRecord
 
 _RED = "\033[1;31m"
 _RESET = "\033[0m"
@@ -42,6 +40,8 @@ def render_tail(
     records: Sequence[CommandRecord], count: int = 10, color: bool = False, stderr_lines: int = 8
 ) -> str:
     """The text `runs tail` prints for the last `count` of `records`."""
+    from contextos_lab.harness.command_record import retry_chain
+
     shown = list(records[-count:]) if count > 0 else []
     failed = [r for r in records if not r.succeeded]
     latest_failure = failed[-1] if failed else None
@@ -77,6 +77,8 @@ def render_tail(
 
 
 def _tail(args: argparse.Namespace, stream: TextIO | None = None) -> int:
+    from contextos_lab.harness.command_record import read_records
+
     stream = stream or sys.stdout
     path = Path(args.file) if args.file else default_record_path()
     if not path.is_file():

@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 
 from contextos_lab.cli.conventions import add_command
-from contextos_lab.schemas import ENVELOPES
 
 
 def write_json_schemas(out_dir: Path) -> list[Path]:
+    from contextos_lab.schemas.envelopes import ENVELOPES  # every envelope: not for --help
+
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, model in sorted(ENVELOPES.items()):

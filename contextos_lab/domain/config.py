@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from contextos_lab.schemas.strategy import AdjustmentLayer
 from contextos_lab.schemas.surface import TunableSurface
+from contextos_lab.schemas.vocabulary import AdjustmentLayer
 
 #: Shapes the declarative compiler table covers; `python` names an entry point for the rest.
 Shape = Literal[

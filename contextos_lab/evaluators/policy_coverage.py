@@ -9,8 +9,10 @@ gate report names them beside the policy test.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
-from contextos_lab.domain.config import DomainConfig
+if TYPE_CHECKING:  # a type only: callers hold a loaded project already
+    from contextos_lab.domain.config import DomainConfig
 
 
 def project_intents(project: DomainConfig) -> set[str]:

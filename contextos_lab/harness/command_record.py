@@ -12,14 +12,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from contextos_lab.harness.record_path import default_record_path
+
 try:  # POSIX advisory lock so several processes can share one record file.
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
-
-#: Where records go unless a path is given or CONTEXTOS_FEEDBACK_RECORD is set.
-DEFAULT_RECORD_PATH = Path(".contextos/runs/feedback_record.jsonl")
-RECORD_PATH_ENV = "CONTEXTOS_FEEDBACK_RECORD"
 
 
 class CommandRecord(BaseModel):
@@ -120,10 +118,6 @@ class _file_lock:
             os.close(self._fd)
             self._fd = None
         _THREAD_LOCK.release()
-
-
-def default_record_path() -> Path:
-    return Path(os.environ.get(RECORD_PATH_ENV) or DEFAULT_RECORD_PATH)
 
 
 @dataclass(frozen=True)

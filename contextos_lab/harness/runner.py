@@ -33,14 +33,11 @@ from typing import IO
 # The record model, file, redaction and truncation live in their own modules; they are
 # re-exported here because `runner` is the seed's one entry point for callers.
 from contextos_lab.harness.command_record import (
-    DEFAULT_RECORD_PATH,
-    RECORD_PATH_ENV,
     CommandRecord,
     LoadedRecords,
     MalformedLine,
     RecordFile,
     RunnerFailure,
-    default_record_path,
     first_validation_error,
     read_records,
     require_success,
@@ -51,6 +48,11 @@ from contextos_lab.harness.head_tail import (
     LineSplitter,
     truncate_lines,
     truncation_marker,
+)
+from contextos_lab.harness.record_path import (
+    DEFAULT_RECORD_PATH,
+    RECORD_PATH_ENV,
+    default_record_path,
 )
 from contextos_lab.harness.redaction import (
     BARE_KEY_PATTERNS,

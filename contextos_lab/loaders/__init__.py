@@ -1,46 +1,42 @@
 """Loaders: JSONL, JSON, CSV and Parquet files of decisions, feedback and scorecards to typed
 envelopes, with every refused row quarantined (file, line, field, message).
 
-`ingest_file`, `store_loaded` and `IngestReport` load on first use (PEP 562): they bring the
-store (SQLAlchemy), which reading rows does not need.
+Every name loads on first use (PEP 562): importing a leaf such as `loaders.kinds` (the CLI's
+argparse choices) then costs no pydantic, and `ingest_file`, `store_loaded` and `IngestReport`
+bring the store (SQLAlchemy) only when asked for.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from contextos_lab.loaders.quarantine import (
-    LoadResult,
-    QuarantinedRow,
-    quarantine_path,
-    write_quarantine,
-)
-from contextos_lab.loaders.readers import FORMATS, Loader, UnreadableSource, open_rows
-from contextos_lab.loaders.records import KINDS, MAX_STRING_CHARS, RecordLoader, load_records
-
-__all__ = [
-    "FORMATS",
-    "KINDS",
-    "MAX_STRING_CHARS",
-    "IngestReport",
-    "LoadResult",
-    "Loader",
-    "QuarantinedRow",
-    "RecordLoader",
-    "UnreadableSource",
-    "ingest_file",
-    "load_records",
-    "open_rows",
-    "quarantine_path",
-    "store_loaded",
-    "write_quarantine",
-]
-_INGEST = ("IngestReport", "ingest_file", "store_loaded")
+#: Public name -> the module (under `contextos_lab.loaders`) that defines it.
+_WHERE = {
+    "LoadResult": "quarantine",
+    "QuarantinedRow": "quarantine",
+    "quarantine_path": "quarantine",
+    "write_quarantine": "quarantine",
+    "FORMATS": "kinds",
+    "Loader": "readers",
+    "UnreadableSource": "readers",
+    "open_rows": "readers",
+    "KINDS": "records",
+    "MAX_STRING_CHARS": "records",
+    "RecordLoader": "records",
+    "load_records": "records",
+    "IngestReport": "ingest",
+    "ingest_file": "ingest",
+    "store_loaded": "ingest",
+}
+__all__ = sorted(_WHERE)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _INGEST:
-        from contextos_lab.loaders import ingest
-
-        return getattr(ingest, name)
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
     raise AttributeError(f"module 'contextos_lab.loaders' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, get_args, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from contextos_lab.loaders.csv_rows import (
     _csv_data_rows,
@@ -45,6 +45,7 @@ from contextos_lab.loaders.json_rows import (
     parse_json_object,
     repeated_key,
 )
+from contextos_lab.loaders.kinds import FORMATS, Format
 from contextos_lab.loaders.parquet_rows import (
     _PARQUET_BATCH,
     _drop_nulls,
@@ -54,8 +55,6 @@ from contextos_lab.loaders.parquet_rows import (
 from contextos_lab.loaders.quarantine import E, LoadResult, Locator
 from contextos_lab.loaders.raw_rows import _BOM, RawRow, UnreadableSource, _jsonable, json_text
 
-Format = Literal["jsonl", "json", "csv", "parquet"]
-FORMATS: tuple[str, ...] = get_args(Format)
 EXTENSIONS: dict[str, Format] = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",

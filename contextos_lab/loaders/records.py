@@ -23,6 +23,7 @@ from contextos_lab.loaders.hazards import (
     parse_constant,
     parse_float,
 )
+from contextos_lab.loaders.kinds import KIND_NAMES
 from contextos_lab.loaders.quarantine import E, LoadResult, Origin
 from contextos_lab.loaders.readers import TABULAR, RawRow, open_rows
 from contextos_lab.schemas.base import Envelope, EnvelopeList, _unwrap
@@ -32,13 +33,13 @@ from contextos_lab.schemas.preference import PreferenceEntry
 from contextos_lab.schemas.scorecard import Scorecard
 
 #: `contextos-lab ingest KIND`: the envelope each kind of file holds.
-KINDS: dict[str, type[Envelope]] = {
-    "decisions": DecisionRecord,
-    "feedback": FeedbackEntry,
-    "feedback-records": FeedbackRecord,
-    "scorecards": Scorecard,
-    "preferences": PreferenceEntry,
-}
+KINDS: dict[str, type[Envelope]] = dict(
+    zip(
+        KIND_NAMES,
+        (DecisionRecord, FeedbackEntry, FeedbackRecord, Scorecard, PreferenceEntry),
+        strict=True,
+    )
+)
 __all__ = ["KINDS", "MAX_STRING_CHARS", "RecordLoader", "describe_errors", "load_records"]
 _INPUT_PREVIEW = 80
 

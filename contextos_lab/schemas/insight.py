@@ -11,9 +11,7 @@ from contextos_lab.schemas.base import Envelope
 from contextos_lab.schemas.feedback import ReasonClass
 from contextos_lab.schemas.ids import FeedbackId, InsightId
 from contextos_lab.schemas.lifecycle import LifecycleStatus, Transition
-
-#: Seed 000: "Five corrections is enough to claim a pattern ... Tune up, never down."
-MIN_CLUSTER_SIZE = 5
+from contextos_lab.schemas.vocabulary import MIN_CLUSTER_SIZE
 
 
 class InsightCluster(Envelope):

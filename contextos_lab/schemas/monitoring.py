@@ -14,6 +14,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from contextos_lab.schemas.base import Envelope
 from contextos_lab.schemas.ids import IdOf, StrategyRuleId
+from contextos_lab.schemas.vocabulary import ClosureStatus
 
 MonitorVerdictId = IdOf("mv")
 SourceClosureId = IdOf("scl")
@@ -87,13 +88,6 @@ class MonitorVerdict(Envelope):
     days: int | None = Field(default=None, ge=1, description="calendar looks in the window")
     looks: tuple[MonitorLook, ...] = Field(default=(), description="every look so far")
     window_open: bool | None = Field(default=None, description="False once the window ran out")
-
-
-class ClosureStatus(StrEnum):
-    fixed = "fixed"
-    still_failing = "still_failing"
-    invalid = "invalid"
-    superseded = "superseded"
 
 
 class SourceClosure(Envelope):

@@ -9,28 +9,16 @@ runtime-affecting release needs a monitor window and rollback target").
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import ClassVar
 
 from pydantic import AwareDatetime, Field, model_validator
 
 from contextos_lab.schemas.base import Envelope
 from contextos_lab.schemas.ids import IdOf, StrategyRuleId
+from contextos_lab.schemas.vocabulary import ReviewOutcome, ReviewRole
 
 ReviewVerdictId = IdOf("rvw")
 MonitorWindowId = IdOf("mw")
-
-
-class ReviewRole(StrEnum):
-    compliance = "compliance"
-    reliability = "reliability"
-    security = "security"
-
-
-class ReviewOutcome(StrEnum):
-    approve = "approve"
-    reject = "reject"
-    request_changes = "request_changes"
 
 
 class ReviewVerdict(Envelope):

@@ -24,6 +24,7 @@ from contextos_lab.schemas.ids import (
     StrategyRuleId,
 )
 from contextos_lab.schemas.lifecycle import LifecycleStatus, Transition
+from contextos_lab.schemas.vocabulary import AdjustmentLayer
 
 
 class ProposalClass(StrEnum):
@@ -172,15 +173,6 @@ class ReplayVerdict(Envelope):
         if problems:
             raise ValueError("; ".join(problems))
         return self
-
-
-class AdjustmentLayer(StrEnum):
-    prompt = "prompt"
-    planner = "planner"
-    retrieval = "retrieval"
-    tool_selection = "tool_selection"
-    memory_recall = "memory_recall"
-    budget_allocation = "budget_allocation"
 
 
 class Adjustment(BaseModel):

@@ -15,25 +15,31 @@ from contextos_lab.cli.registry import COMMANDS
 
 #: What no light command may pay for: the analysis and search stacks.
 HEAVY = ("pandas", "scipy", "sklearn", "statsmodels", "optuna", "matplotlib")
+#: What no `--help` needs either: the envelopes (pydantic models; `schemas.base` is the one every
+#: envelope module imports), pydantic itself, the YAML parser and the store (SQLAlchemy).
+MODELS = ("pydantic", "contextos_lab.schemas.base", "yaml", "sqlalchemy")
 
-#: Runs `main(argv)` for each argv in turn, printing after each the heavy modules loaded so far.
+#: Runs `main(argv)` for each argv in turn, printing after each the watched modules (and their
+#: submodules) loaded so far.
 PROBE = """
 import json, sys
 from contextos_lab.cli.app import main
-heavy = {heavy!r}
+watch = {watch!r}
 for argv in json.loads(sys.argv[1]):
     try:
         code = main(argv)
     except SystemExit as exc:
         code = exc.code
-    loaded = sorted(h for h in heavy if h in sys.modules)
+    loaded = sorted(m for m in watch if any(n == m or n.startswith(m + ".") for n in sys.modules))
     print(json.dumps({{"argv": argv, "code": code, "heavy": loaded}}), flush=True)
 """
 
 
-def _probe(*argvs: list[str], cwd: Path, env: dict[str, str] | None = None) -> list[dict]:
+def _probe(
+    *argvs: list[str], cwd: Path, env: dict[str, str] | None = None, watch: tuple = HEAVY
+) -> list[dict]:
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=HEAVY), json.dumps(list(argvs))],
+        [sys.executable, "-c", PROBE.format(watch=watch), json.dumps(list(argvs))],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -53,24 +59,62 @@ def test_help_and_every_command_help_import_no_heavy_library(tmp_path: Path) -> 
         assert row["heavy"] == [], f"`contextos-lab {' '.join(row['argv'])}` imports {row}"
 
 
+def test_help_and_every_command_help_load_no_envelope_nor_pydantic(tmp_path: Path) -> None:
+    """`COMMAND --help` builds argparse choices and defaults from plain constants
+    (`schemas.vocabulary`, `loaders.kinds`, `proposals.monitor.window_days`), not the models."""
+    argvs = [["--help"], *([name, "--help"] for name in COMMANDS)]
+    for row in _probe(*argvs, cwd=tmp_path, watch=MODELS):
+        assert row["code"] == 0, row
+        assert row["heavy"] == [], f"`contextos-lab {' '.join(row['argv'])}` imports {row}"
+
+
 def test_light_commands_import_no_heavy_library(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """No heavy library, and each loads only what it uses: the record reader needs no secret
+    redaction (nor `requests`, which a redaction scanner brings), the project's configuration no
+    envelope, its check only the envelopes of the files it reads; only `store verify` opens a
+    store. Each exits 0: its imports are those of the command doing its work."""
     from contextos_lab.store.experience_store import ExperienceStore
 
     monkeypatch.setenv("CONTEXTOS_HOME", str(tmp_path / "home"))  # no signing key here
     ExperienceStore(f"sqlite:///{tmp_path / 'empty.db'}", create=True)
-    (tmp_path / "runs.jsonl").write_text("", encoding="utf-8")
-    light = {
-        "project --check": ["project", "--check"],
-        "project": ["project"],
-        "store verify": ["store", "verify", "--store", f"sqlite:///{tmp_path / 'empty.db'}"],
-        "runs tail": ["runs", "tail", str(tmp_path / "runs.jsonl")],
-        "schema": ["schema", "--out", str(tmp_path / "schemas")],
+    record = {
+        "command_id": "cmd_1",
+        "command": ["true"],
+        "cwd": str(tmp_path),
+        "started_at": "2026-01-01T00:00:00+00:00",
+        "duration_ms": 1.0,
+        "exit_code": 0,
+        "stdout_tail": "",
+        "stderr_tail": "",
+        "stdout_lines": 0,
+        "stderr_lines": 0,
     }
-    for name, argv in light.items():  # one interpreter each: none inherits another's imports
-        (row,) = _probe(argv, cwd=tmp_path)
+    (tmp_path / "runs.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    light = {  # name -> (argv, what it must not load besides HEAVY)
+        "project --check": (
+            ["project", "--check"],
+            ("contextos_lab.schemas.tuning", "contextos_lab.loaders.records", "sqlalchemy"),
+        ),
+        "project": (
+            ["project"],
+            ("contextos_lab.schemas.base", "contextos_lab.loaders.records", "sqlalchemy"),
+        ),
+        "store verify": (
+            ["store", "verify", "--store", f"sqlite:///{tmp_path / 'empty.db'}"],
+            (),
+        ),
+        "runs tail": (
+            ["runs", "tail", str(tmp_path / "runs.jsonl")],
+            ("contextos_lab.harness.redaction", "requests", "contextos_lab.schemas.base"),
+        ),
+        "schema": (["schema", "--out", str(tmp_path / "schemas")], ("sqlalchemy",)),
+    }
+    for name, (argv, unused) in light.items():  # one interpreter each: none inherits imports
+        (row,) = _probe(argv, cwd=tmp_path, watch=HEAVY + unused)
         assert row["heavy"] == [], f"`contextos-lab {name}` imports {row['heavy']}"
+        assert row["code"] == 0, row
 
 
 def test_the_registry_lists_every_command_once_and_builds_only_the_one_invoked() -> None:

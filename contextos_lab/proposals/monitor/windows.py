@@ -11,14 +11,21 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from contextos_lab.proposals.monitor.window_days import BASELINE_DAYS, WINDOW_DAYS
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.review import MonitorWindow
 from contextos_lab.schemas.scorecard import Scorecard
 from contextos_lab.schemas.strategy import StrategyRule
 
-WINDOW_DAYS = 14
-BASELINE_DAYS = 60
+__all__ = [
+    "BASELINE_DAYS",
+    "WINDOW_DAYS",
+    "open_window",
+    "rule_decision_key",
+    "slices",
+    "window_of",
+]
 
 
 def rule_decision_key(rule: StrategyRule) -> str | None:
