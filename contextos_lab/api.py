@@ -109,7 +109,7 @@ def run_sweep(
     """The scheduled job (`contextos-lab sweep`): notebook 02 (search), notebook 03 (held-out
     gate), their HTML reports and the proposal files. Returns the `SweepJob` (run id, report
     paths, what was emitted); raises `UserError`/`JobError` with a one-line reason."""
-    from contextos_lab.cli.sweep import run_sweep as _run_sweep
+    from contextos_lab.jobs.sweep import run_sweep as _run_sweep
 
     return _run_sweep(spec, out, n_trials=n_trials, sources=sources, **kwargs)
 

@@ -82,7 +82,9 @@ def _cluster(args: argparse.Namespace) -> int:
         )
         if store is not None:  # daily re-runs on a growing store must not make findings
             report.insights = EnvelopeList(held_across_reruns(report.insights, store), Insight)
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+    except (ValueError, FileNotFoundError) as exc:
+        # input the user can fix; a kit error (a text backend not installed: 2) reaches
+        # `cli.app.main` with its class's exit status, any other RuntimeError is a bug
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     where = write_report(report, out) if out else None

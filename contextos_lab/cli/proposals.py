@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from contextos_lab.cli.common import next_step
 from contextos_lab.cli.conventions import add_command
 from contextos_lab.cli.store import default_store_url, open_store
+from contextos_lab.errors import ContextosError
 from contextos_lab.proposals.policy import DEFAULT_BUNDLES_DIR
 
 # The compilers, the replay gate, the metrics and the schemas (pandas, pydantic, the store) load
@@ -34,7 +35,7 @@ def _err(message: str) -> int:
     return 2
 
 
-class _Exit(Exception):
+class _Exit(ContextosError):
     def __init__(self, code: int) -> None:
         self.code = code
 

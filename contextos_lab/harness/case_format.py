@@ -29,6 +29,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.harness.case_inputs import INPUTS_FILE
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 
@@ -37,7 +38,7 @@ AssertionType = Literal[
 ]
 
 
-class CaseFormatError(ValueError):
+class CaseFormatError(ContextosError, ValueError):
     """A case file the kit cannot read: file, line and field in one line."""
 
     def __init__(self, path: Path, line: int | None, field: str, message: str) -> None:

@@ -34,6 +34,8 @@ from sklearn.metrics import normalized_mutual_info_score, silhouette_score
 from sklearn.preprocessing import normalize
 from threadpoolctl import threadpool_limits
 
+from contextos_lab.errors import ContextosError
+
 BACKENDS = ("tfidf", "embeddings")
 #: A k must clear its null by this many sds of the gap, and by at least MIN_GAIN of
 #: silhouette, to count as structure (on corpora of random words, gaps of ~0.01 with sds of
@@ -42,7 +44,7 @@ SIGNIFICANT_SDS = 3.0
 MIN_GAIN = 0.02
 
 
-class EmbeddingsUnavailable(RuntimeError):
+class EmbeddingsUnavailable(ContextosError, RuntimeError):
     pass
 
 

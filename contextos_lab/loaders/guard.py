@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.loaders.hazards import find_hazard, parse_constant, parse_float
 from contextos_lab.loaders.raw_rows import array_items, decode_text
 
@@ -47,7 +48,7 @@ def loads(text: str) -> Any:
         raise ValueError("JSON nested too deeply to read") from None
 
 
-class UnreadableItem(ValueError):
+class UnreadableItem(ContextosError, ValueError):
     """One element of a list file that cannot be read; `guarded` quarantines it alone."""
 
 

@@ -28,12 +28,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from contextos_lab.errors import EXIT_STORAGE, ContextosError
+
 BIN_ENV = "CONTEXTOS_PG_BIN"
 UNPRIVILEGED_USER = "nobody"
 
 
-class PostgresUnavailable(RuntimeError):
+class PostgresUnavailable(ContextosError, RuntimeError):
     """No PostgreSQL server binaries on this machine (install the `dev` extra)."""
+
+    exit_code = EXIT_STORAGE
 
 
 def find_bin_dir() -> Path:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, inspect, select
 from sqlalchemy.exc import SQLAlchemyError
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.schemas import ENVELOPES_BY_KIND
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.feedback import FeedbackEntry
@@ -44,7 +45,7 @@ _TEXT_COLUMNS = (
 )
 
 
-class _Tampered(Exception):
+class _Tampered(ContextosError):
     def __init__(self, verdict: str, reason: str) -> None:
         self.verdict, self.reason = verdict, reason
 

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextos_lab.domain.config import CompilerSpec
+from contextos_lab.errors import ContextosError
 from contextos_lab.proposals.policy.bundle import AMOUNT, PolicyBundle
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.strategy import Adjustment, AdjustmentLayer, PatchOp, ProposalClass
 
 
-class CompileError(ValueError):
+class CompileError(ContextosError, ValueError):
     """The compiler cannot build a well-formed proposal or rule from this insight."""
 
 

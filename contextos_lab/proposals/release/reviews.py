@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
@@ -25,7 +26,7 @@ from contextos_lab.store.signing import (
 )
 
 
-class ReviewRefused(ValueError):
+class ReviewRefused(ContextosError, ValueError):
     pass
 
 
