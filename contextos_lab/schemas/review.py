@@ -10,15 +10,15 @@ runtime-affecting release needs a monitor window and rollback target").
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from pydantic import AwareDatetime, Field, model_validator
 
 from contextos_lab.schemas.base import Envelope
-from contextos_lab.schemas.ids import IdOf, StrategyRuleId
+from contextos_lab.schemas.ids import StrategyRuleId, id_check
 
-ReviewVerdictId = IdOf("rvw")
-MonitorWindowId = IdOf("mw")
+ReviewVerdictId = Annotated[str, id_check("rvw")]
+MonitorWindowId = Annotated[str, id_check("mw")]
 
 
 class ReviewRole(StrEnum):

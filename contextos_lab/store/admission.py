@@ -80,8 +80,8 @@ def prepare(
         item = check_feedback(store, conn, item, pending)
     elif isinstance(item, PreferenceEntry):  # signed like feedback; any annotator may judge
         if item.signature is None:
-            item = sign_entry(item, store.signing_key)  # type: ignore[arg-type]
-        elif not signature_valid(item, store.signing_key):  # type: ignore[arg-type]
+            item = sign_entry(item, store.signing_key)
+        elif not signature_valid(item, store.signing_key):
             raise StoreRefusal(kind, aid, "signature does not verify with the store's key")
     current = pending.get((kind, aid)) or latest(conn, kind, aid)
     if current is not None and current.content_hash() != item.content_hash():

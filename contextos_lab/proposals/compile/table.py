@@ -153,11 +153,11 @@ def _threshold(
     return Arm(cls, _op(spec, existing, live, True), body, why)
 
 
-def raise_approval_threshold(spec, ctx, live, records) -> Arm:  # type: ignore[no-untyped-def]
+def raise_approval_threshold(spec, ctx, live, records) -> Arm:
     return _threshold(spec, ctx, live, records, lower_gate=True)
 
 
-def lower_approval_threshold(spec, ctx, live, records) -> Arm:  # type: ignore[no-untyped-def]
+def lower_approval_threshold(spec, ctx, live, records) -> Arm:
     return _threshold(spec, ctx, live, records, lower_gate=False)
 
 

@@ -153,7 +153,7 @@ def monitor_window(
                 if len(zs[n]) >= k
                 and bounds[n][k - 1] is not None
                 and zs[n][k - 1] > bounds[n][k - 1]
-            ),  # type: ignore[operator]
+            ),
         )
         for k in range(1, len(days) + 1)
     )
@@ -205,7 +205,7 @@ def monitor_window(
     )
     verdict_id = new_id("mv", at=stamp, seed=key)
     if store is not None and (found := store.find(verdict_id)) is not None:
-        return found  # type: ignore[return-value]
+        return found
     result = MonitorVerdict(
         monitor_verdict_id=verdict_id,
         rule_id=rule.rule_id,
