@@ -184,7 +184,8 @@ def convert(
     rows, duplicates = _dedupe(rows)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    search, heldout = [], []
+    search: list[dict[str, Any]] = []
+    heldout: list[dict[str, Any]] = []
     for r in rows:
         u = int(sha256_hex(f"{seed}:{r['case_id']}")[:8], 16) / 0xFFFFFFFF
         (heldout if u < heldout_share else search).append(r)

@@ -102,7 +102,7 @@ def _blame(read: Callable[[Any], Any], raw: Any, path: str = "") -> str | None:
     for key in list(raw):
         name = f"{path}.{key}" if path else str(key)
         value = raw[key]
-        emptied = [] if isinstance(value, list) else {}
+        emptied: list[Any] | dict[str, Any] = [] if isinstance(value, list) else {}
         if isinstance(value, (list, Mapping)) and value and _loads(read, raw, key, emptied):
             ranked.append((0, name, key))  # emptying it (rather than removing it) lets it load
             continue

@@ -151,7 +151,7 @@ def check_new_version(kind: str, aid: str, old: Envelope, new: Envelope) -> None
     """A new version of a stored artifact must make a legal status move, recorded in its
     history, and may not change a reviewed artifact's substance."""
     if kind in STATUS_MOVES:
-        before, after = str(old.status), str(new.status)
+        before, after = str(getattr(old, "status", None)), str(getattr(new, "status", None))
         if before == after or after not in STATUS_MOVES[kind].get(before, frozenset()):
             raise StoreRefusal(kind, aid, f"a {kind} may not move from {before} to {after}")
         b, a = old.model_dump(mode="json"), new.model_dump(mode="json")
@@ -184,11 +184,11 @@ def check_new_version(kind: str, aid: str, old: Envelope, new: Envelope) -> None
             f"status {old_status} → {new_status} without a recorded lifecycle transition",
         )
     if old_status is not None and str(old_status) not in UNREVIEWED:
-        before, after = old.model_dump(mode="json"), new.model_dump(mode="json")
+        was, now = old.model_dump(mode="json"), new.model_dump(mode="json")
         changed = sorted(
             f
-            for f in before.keys() | after.keys()
-            if f not in MUTABLE_AFTER_REVIEW and before.get(f) != after.get(f)
+            for f in was.keys() | now.keys()
+            if f not in MUTABLE_AFTER_REVIEW and was.get(f) != now.get(f)
         )
         if changed:
             raise StoreRefusal(

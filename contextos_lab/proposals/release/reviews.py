@@ -71,7 +71,9 @@ def record_review(
         rationale=rationale,
         signed_at=when,
     )
-    review = sign_entry(review, key or _store_key(store))
+    signing = key or _store_key(store)  # required: a missing key raises SigningKeyMissing
+    assert signing is not None
+    review = sign_entry(review, signing)
     store.append(review)
     if verdict == ReviewOutcome.reject:
         reject_subject(store, subject, review)
