@@ -34,7 +34,7 @@ def _cluster(args: argparse.Namespace) -> int:
     from contextos_lab.insights.corpus import default_workers, load_corpus
     from contextos_lab.insights.pipeline import analyse, write_report
     from contextos_lab.insights.split import SplitSpec
-    from contextos_lab.insights.stored import loaded_from_store, store_report
+    from contextos_lab.insights.stored import loaded_from_store
     from contextos_lab.schemas.base import EnvelopeList
     from contextos_lab.schemas.insight import Insight
 
@@ -88,6 +88,18 @@ def _cluster(args: argparse.Namespace) -> int:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     where = write_report(report, out) if out else None
+    _print_summary(args, report, loaded, quarantine, where)
+    if store is not None:
+        _print_stored(args, report, loaded, store)
+    else:
+        print(f"next: open {where or out}; contextos-lab cluster --store URL stores the clusters")
+    return 0
+
+
+def _print_summary(
+    args: argparse.Namespace, report: Any, loaded: Any, quarantine: Path | None, where: Any
+) -> None:
+    """What `cluster` found: counts, what was held out, findings against exploratory ones."""
     print(
         f"{len(loaded.records)} decisions, {len(loaded.feedback)} feedback, "
         f"{len(loaded.quarantined)} quarantined; {len(report.clusters)} typed clusters, "
@@ -127,21 +139,23 @@ def _cluster(args: argparse.Namespace) -> int:
     if not report.routing.empty:
         shown = report.routing.sort_values("standing", key=lambda s: s != "finding", kind="stable")
         print(shown[["standing", "kind", "signal", "rule", "pattern"]].to_string(index=False))
-    if store is not None:
-        print(f"stored in {args.store}: {store_report(report, loaded, store)}")
-        for c in report.clusters:
-            print(f"  {c.insight_id}  {c.count:>3} x {c.override_reason_class} on {c.decision_key}")
-        from contextos_lab.cli.common import next_step
 
-        if report.clusters:
-            next_step(
-                f"contextos-lab propose --reason-class {report.clusters[0].override_reason_class}"
-            )
-        else:
-            next_step("contextos-lab ingest feedback FILE   (no cluster reached the minimum yet)")
+
+def _print_stored(args: argparse.Namespace, report: Any, loaded: Any, store: Any) -> None:
+    """What went into the store, and the next command."""
+    from contextos_lab.insights.stored import store_report
+
+    print(f"stored in {args.store}: {store_report(report, loaded, store)}")
+    for c in report.clusters:
+        print(f"  {c.insight_id}  {c.count:>3} x {c.override_reason_class} on {c.decision_key}")
+    from contextos_lab.cli.common import next_step
+
+    if report.clusters:
+        next_step(
+            f"contextos-lab propose --reason-class {report.clusters[0].override_reason_class}"
+        )
     else:
-        print(f"next: open {where or out}; contextos-lab cluster --store URL stores the clusters")
-    return 0
+        next_step("contextos-lab ingest feedback FILE   (no cluster reached the minimum yet)")
 
 
 @contextmanager
