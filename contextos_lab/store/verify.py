@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hmac
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, inspect, select
@@ -207,7 +208,7 @@ def _check_body(raw: Any) -> None:
         raise _Tampered("metadata_altered", "artifact id column differs from the body's id")
 
 
-def _check_head(heads: list[Any], key: bytes, last_seq: int, last_hash: str) -> None:
+def _check_head(heads: Sequence[Any], key: bytes, last_seq: int, last_hash: str) -> None:
     if not heads:
         if last_seq:
             raise _Tampered("head_missing", "chain head seal is missing")
