@@ -68,10 +68,10 @@ def _cluster(args: argparse.Namespace) -> int:
                 loaded = loaded_from_store(store)
         quarantine = _write_quarantine(out, loaded.quarantined) if out else None
         if not loaded.records and not loaded.feedback:
-            where = f" (reasons: {quarantine})" if quarantine else ""
+            reasons = f" (reasons: {quarantine})" if quarantine else ""
             raise UserError(
                 f"no decisions or feedback in {' '.join(args.sources)} "
-                f"({len(loaded.quarantined)} rows quarantined{where}); nothing to cluster"
+                f"({len(loaded.quarantined)} rows quarantined{reasons}); nothing to cluster"
             )
         report = analyse(
             loaded,

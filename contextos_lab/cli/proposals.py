@@ -36,8 +36,10 @@ def _err(message: str) -> int:
 
 
 class _Exit(ContextosError):
+    """A command step that has already said why it stops; `code` is its exit status."""
+
     def __init__(self, code: int) -> None:
-        self.code = code
+        super().__init__(code=code)
 
 
 def _load(args: argparse.Namespace, model: type[E], artifact_id: str) -> tuple[Any, E]:

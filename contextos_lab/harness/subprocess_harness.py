@@ -264,8 +264,8 @@ class SubprocessHarness:
             if retryable and attempt < self.retries:
                 parent = record.command_id
                 continue
-            protocol = failure is None
-            if protocol:  # exit 0, but lines broke the protocol or cases went missing
+            protocol = failure is None  # exit 0, but lines broke the protocol or cases went missing
+            if failure is None:
                 missing = [c for c in case_ids if c not in lines.rows]
                 detail = lines.first_problem or (
                     f"no result for {len(missing)} of {len(case_ids)} cases "
