@@ -112,3 +112,18 @@ def test_an_instance_may_narrow_its_class_s_status() -> None:
     # a protocol fault is typed by whoever found it, never read back from the message
     assert HarnessFailure("harness protocol error: not JSON").code == 4
     assert HarnessFailure("bad line", protocol=True).code == 9
+
+
+def test_no_error_assigns_its_status_past_the_root() -> None:
+    """`code` is read-only on ContextosError: a subclass passes `code=` up (an assignment
+    would raise AttributeError at the moment the error is raised)."""
+    from contextos_lab.cli.proposals import _Exit
+
+    assert _Exit(3).code == 3
+    offenders = [
+        f"{path.relative_to(REPO)}:{n}"
+        for path in sorted((REPO / "contextos_lab").rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if line.strip().startswith("self.code =")
+    ]
+    assert not offenders
