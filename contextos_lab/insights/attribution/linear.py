@@ -237,16 +237,16 @@ def _select(
     of `which` (inner folds over runs; ties: the earlier, more regularised pair)."""
     from sklearn.model_selection import KFold
 
-    which = np.asarray(which)
+    runs = np.asarray(which)
     hits = dict.fromkeys(GRID, 0)
-    splitter = KFold(n_splits=min(folds, len(which)), shuffle=True, random_state=seed)
-    for train, test in splitter.split(which):
-        x, y, _ = _stack(parts, which[train])
+    splitter = KFold(n_splits=min(folds, len(runs)), shuffle=True, random_state=seed)
+    for train, test in splitter.split(runs):
+        x, y, _ = _stack(parts, runs[train])
         if len(set(y)) < 2:
             continue
         for penalty, c in GRID:
             w = _fit(x, y, c, penalty)
-            hits[penalty, c] += sum(_hits(w, parts[r]) for r in which[test])
+            hits[penalty, c] += sum(_hits(w, parts[r]) for r in runs[test])
     best = max(hits.values())
     return next(pc for pc in GRID if hits[pc] == best)
 
