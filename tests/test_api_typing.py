@@ -52,3 +52,22 @@ def test_the_package_ships_its_type_marker() -> None:
     assert (package / "py.typed").is_file()
     pyproject = (package.parent / "pyproject.toml").read_text(encoding="utf-8")
     assert '"py.typed"' in pyproject.split("[tool.setuptools.package-data]")[1].split("\n[")[0]
+
+
+def test_the_type_checker_runs_in_lint_and_silences_no_module_whole() -> None:
+    """`make lint` runs mypy on the package; a known debt names its module and error codes,
+    never `ignore_errors` (which would hide every new error in that module too)."""
+    import tomllib
+
+    root = Path(api.__file__).parents[1]
+    assert "$(BIN)/mypy" in (root / "Makefile").read_text(encoding="utf-8")
+    mypy = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert mypy["packages"] == ["contextos_lab"] and mypy["warn_unused_ignores"] is True
+    assert "ignore-without-code" in mypy["enable_error_code"]
+    for override in mypy.get("overrides", []):
+        assert not override.get("ignore_errors"), override
+        modules = (
+            override["module"] if isinstance(override["module"], list) else [override["module"]]
+        )
+        if any(m.startswith("contextos_lab") for m in modules):
+            assert override["disable_error_code"], override
