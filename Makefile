@@ -22,6 +22,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports  # the import contracts in .importlinter: stage order, no circles
+	$(BIN)/mypy  # the package's types ([tool.mypy] in pyproject.toml)
 
 # the documentation site into site/ (--strict: a broken link or nav entry fails the build);
 # notebooks show their outputs when `make demo` has left executed copies in out/demo/reports/

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -109,7 +109,7 @@ def run_sweep(
     """The scheduled job (`contextos-lab sweep`): notebook 02 (search), notebook 03 (held-out
     gate), their HTML reports and the proposal files. Returns the `SweepJob` (run id, report
     paths, what was emitted); raises `UserError`/`JobError` with a one-line reason."""
-    from contextos_lab.cli.sweep import run_sweep as _run_sweep
+    from contextos_lab.jobs.sweep import run_sweep as _run_sweep
 
     return _run_sweep(spec, out, n_trials=n_trials, sources=sources, **kwargs)
 
@@ -333,10 +333,28 @@ BUILDERS: dict[str, str] = {
 }
 
 
+#: The seams a user extends (issue 41): a harness, an evaluator, a loader or an attributor of
+#: their own is written against these, imported from here, never from a deep path.
+EXTENSIONS: dict[str, str] = {
+    "Harness": "contextos_lab.harness.protocol",
+    "BatchHarness": "contextos_lab.harness.protocol",
+    "RunResult": "contextos_lab.harness.protocol",
+    "load_harness": "contextos_lab.harness.protocol",
+    "SubprocessHarness": "contextos_lab.harness.subprocess_harness",
+    "HarnessFailure": "contextos_lab.harness.subprocess_harness",
+    "Evaluator": "contextos_lab.evaluators.protocol",
+    "Loader": "contextos_lab.loaders.readers",
+    "Attributor": "contextos_lab.insights.attribution.protocol",
+    "Candidate": "contextos_lab.insights.attribution.protocol",
+    "ContextosError": "contextos_lab.errors",
+    "UserError": "contextos_lab.errors",
+}
+
+
 def __getattr__(name: str) -> Any:
     import importlib
 
-    target = RESEARCH.get(name) or BUILDERS.get(name)
+    target = RESEARCH.get(name) or BUILDERS.get(name) or EXTENSIONS.get(name)
     if target is None:
         raise AttributeError(f"module 'contextos_lab.api' has no attribute {name!r}")
     module, _, attribute = target.partition(":")
@@ -344,4 +362,336 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *RESEARCH, *BUILDERS})
+    return sorted({*globals(), *RESEARCH, *BUILDERS, *EXTENSIONS})
+
+
+if TYPE_CHECKING:  # what a user's type checker reads; at run time `__getattr__` loads on use
+    from contextos_lab.autotune.budget import spend_frame, spend_total
+    from contextos_lab.autotune.cases import case_set_from_frame, overlap, overlap_details
+    from contextos_lab.autotune.context import RunContext, prepare, rebuild
+    from contextos_lab.autotune.objective import constraint_values, score_config
+    from contextos_lab.autotune.pareto import (
+        hypervolume,
+        hypervolume_history,
+        normalised_losses,
+        trials_frame,
+    )
+    from contextos_lab.autotune.racing.racing import case_evaluations
+    from contextos_lab.autotune.sampling.config import SamplerConfig
+    from contextos_lab.autotune.spec.check import default_set_checker
+    from contextos_lab.autotune.spec.load import load_spec, parse_spec
+    from contextos_lab.autotune.study.baseline import ensure_baseline
+    from contextos_lab.autotune.study.enqueue import enqueue, layout_for
+    from contextos_lab.autotune.study.open import open_study
+    from contextos_lab.autotune.study.run import run_study
+    from contextos_lab.autotune.study.storage import open_storage
+    from contextos_lab.autotune.study.trial_count import counted_trials
+    from contextos_lab.autotune.study.trial_run import run_one_trial
+    from contextos_lab.autotune.sweep import sweep
+    from contextos_lab.cli.app import main
+    from contextos_lab.errors import ContextosError, UserError
+    from contextos_lab.evaluators.protocol import Evaluator
+    from contextos_lab.evaluators.scorecard import evaluate
+    from contextos_lab.gate.calibration import simulate_null
+    from contextos_lab.gate.heldout.reuse_simulation import simulate_reuse
+    from contextos_lab.gate.run_gate import guardrails_of
+    from contextos_lab.gate.verdict import decide
+    from contextos_lab.harness.case_format import SimpleCase, case_row, convert
+    from contextos_lab.harness.case_inputs import INPUTS_FILE
+    from contextos_lab.harness.credsweeper_scan import credsweeper_hit
+    from contextos_lab.harness.execution import ExecutionPolicy, execute
+    from contextos_lab.harness.protocol import (
+        RESULT_COLUMNS,
+        BatchHarness,
+        Harness,
+        RunResult,
+        baseline_config,
+        load_harness,
+    )
+    from contextos_lab.harness.redaction import redact_argv, redact_text
+    from contextos_lab.harness.reference import reference_harness
+    from contextos_lab.harness.reference.scoring import EVALUATOR_ORDER, GridScorer
+    from contextos_lab.harness.reference.synthetic_feedback import (
+        feedback_frame_fast as feedback_frame_fast,
+    )
+    from contextos_lab.harness.repeat_scores import score_execution
+    from contextos_lab.harness.replay_sets import (
+        load_replay_set,
+        packet_content_hash,
+        read_packets,
+        write_replay_set,
+    )
+    from contextos_lab.harness.result_cache import NO_CACHE_ENV
+    from contextos_lab.harness.runner import read_records
+    from contextos_lab.harness.secret_scan import scanner_hit
+    from contextos_lab.harness.subprocess_harness import HarnessFailure, SubprocessHarness
+    from contextos_lab.harness.token_shapes import prefixed_token_hit
+    from contextos_lab.insights.attribution.calibrate import PRIOR_STRENGTH, calibrate_parts
+    from contextos_lab.insights.attribution.default_weights import (
+        DEFAULT_WEIGHTS as DEFAULT_WEIGHTS,
+    )
+    from contextos_lab.insights.attribution.features import STEP_FEATURES
+    from contextos_lab.insights.attribution.linear import (
+        GRID,
+        PRIOR_WEIGHTS,
+        LinearAttributor,
+        cross_validated,
+        fit_weights,
+        run_rows,
+        temperature_for,
+    )
+    from contextos_lab.insights.attribution.linear import (
+        LastActorBeforeErrorRule as LastActorBeforeErrorRule,
+    )
+    from contextos_lab.insights.attribution.protocol import Attribution, Attributor, Candidate
+    from contextos_lab.insights.attribution.ranking import LOW_CONFIDENCE, TEMPERATURE_BOUNDS, TOP_K
+    from contextos_lab.insights.attribution.registry import get_attributor
+    from contextos_lab.insights.attribution.registry import register as register_attributor
+    from contextos_lab.insights.attribution.runs import attribute_runs
+    from contextos_lab.insights.attribution.scoring import (
+        Annotated,
+        annotated_runs,
+        reliability,
+        top_k_agreement,
+        trivial_baselines,
+    )
+    from contextos_lab.insights.attribution.turns import RunTrace, agent_key, run_trace
+    from contextos_lab.insights.findings.checks import (
+        below_fdr_shown_as_findings as below_fdr_shown_as_findings,
+    )
+    from contextos_lab.insights.findings.checks import overlapping_pairs
+    from contextos_lab.insights.findings.checks import (
+        tau_class_consistency as tau_class_consistency,
+    )
+    from contextos_lab.insights.findings.overlap import MERGE_AT, containment
+    from contextos_lab.insights.out_of_core import cluster_parquet
+    from contextos_lab.insights.pipeline import ClusterReport, analyse, load_sources, write_report
+    from contextos_lab.insights.quality import agent_phase_purity, coverage, duplicates, member_runs
+    from contextos_lab.insights.quality import (
+        tau_action_diff_agreement as tau_action_diff_agreement,
+    )
+    from contextos_lab.insights.runs.columns import runs_frame
+    from contextos_lab.insights.runs.insights import (
+        run_insight_candidates as run_insight_candidates,
+    )
+    from contextos_lab.insights.split import SEARCH
+    from contextos_lab.insights.synthesize import synthesize_insights
+    from contextos_lab.loaders.detect import files_of, group_by_kind
+    from contextos_lab.loaders.ingest import ingest_file
+    from contextos_lab.loaders.readers import Loader
+    from contextos_lab.loaders.records import load_records
+    from contextos_lab.loaders.who_and_when import load_who_and_when
+    from contextos_lab.memory.instructions import carries_directive
+    from contextos_lab.proposals.monitor.evidence import FIELDS
+    from contextos_lab.proposals.monitor.fixed_look import fixed_look_worse
+    from contextos_lab.proposals.monitor.monitor import monitor_window
+    from contextos_lab.proposals.monitor.simulate import T0, bare_rule, draw, scorecards
+    from contextos_lab.proposals.monitor.windows import open_window, slices
+    from contextos_lab.proposals.policy.bundle import (
+        PolicyBundle,
+        PolicyDecision,
+        PolicyRule,
+        apply_patch,
+    )
+    from contextos_lab.proposals.policy.bundle import evaluate as evaluate_policy
+    from contextos_lab.proposals.policy.registry import BundleRegistry
+    from contextos_lab.proposals.replay.golden_recording import Target as GoldensTarget
+    from contextos_lab.proposals.replay.golden_recording import record_goldens
+    from contextos_lab.proposals.replay.goldens import (
+        ExpectedOutcome,
+        GoldenCase,
+        bundled_goldens,
+        dump_goldens,
+        load_goldens,
+        outputs_hash,
+    )
+    from contextos_lab.proposals.replay.replay import (
+        replay_decision_record as replay_decision_record,
+    )
+    from contextos_lab.proposals.replay.replay import run_replay_gate
+    from contextos_lab.schemas.base import Envelope
+    from contextos_lab.schemas.decision import DecisionRecord
+    from contextos_lab.schemas.error_budget import ErrorBudget
+    from contextos_lab.schemas.feedback import FeedbackEntry
+    from contextos_lab.schemas.insight import InsightCluster
+    from contextos_lab.schemas.replay import ReplayPacket
+    from contextos_lab.schemas.scorecard import Scorecard
+    from contextos_lab.schemas.strategy import Patch, PatchOp, StrategyProposal, StrategyRule
+    from contextos_lab.schemas.surface import ChangeClass, SurfaceLayer, TunableSurface
+    from contextos_lab.store.experience_store import ExperienceStore
+    from contextos_lab.store.local_postgres import LocalPostgres
+
+#: Every public name: the notebook calls above and the three tables' names.
+__all__ = [  # noqa: RUF022 (grouped as the tables are)
+    "Annotated",
+    "Attribution",
+    "Attributor",
+    "BatchHarness",
+    "BundleRegistry",
+    "Candidate",
+    "ChangeClass",
+    "ClusterReport",
+    "ContextosError",
+    "DEFAULT_WEIGHTS",
+    "DecisionRecord",
+    "EVALUATOR_ORDER",
+    "Envelope",
+    "ErrorBudget",
+    "Evaluator",
+    "ExecutionPolicy",
+    "ExpectedOutcome",
+    "ExperienceStore",
+    "FIELDS",
+    "FeedbackEntry",
+    "GRID",
+    "GoldenCase",
+    "GoldensTarget",
+    "GridScorer",
+    "Harness",
+    "HarnessFailure",
+    "INPUTS_FILE",
+    "InsightCluster",
+    "LOW_CONFIDENCE",
+    "LastActorBeforeErrorRule",
+    "LinearAttributor",
+    "Loader",
+    "LocalPostgres",
+    "MERGE_AT",
+    "NO_CACHE_ENV",
+    "PRIOR_STRENGTH",
+    "PRIOR_WEIGHTS",
+    "Patch",
+    "PatchOp",
+    "PolicyBundle",
+    "PolicyDecision",
+    "PolicyRule",
+    "RESULT_COLUMNS",
+    "ReplayPacket",
+    "Report",
+    "RunContext",
+    "RunResult",
+    "RunTrace",
+    "SEARCH",
+    "STEP_FEATURES",
+    "SamplerConfig",
+    "Scorecard",
+    "SimpleCase",
+    "StrategyProposal",
+    "StrategyRule",
+    "SubprocessHarness",
+    "SurfaceLayer",
+    "T0",
+    "TEMPERATURE_BOUNDS",
+    "TOP_K",
+    "TunableSurface",
+    "UserError",
+    "agent_key",
+    "agent_phase_purity",
+    "analyse",
+    "annotated_runs",
+    "apply_patch",
+    "attribute_runs",
+    "bare_rule",
+    "baseline_config",
+    "below_fdr_shown_as_findings",
+    "bundled_goldens",
+    "calibrate_parts",
+    "carries_directive",
+    "case_evaluations",
+    "case_row",
+    "case_set_from_frame",
+    "cluster_parquet",
+    "constraint_values",
+    "containment",
+    "convert",
+    "counted_trials",
+    "coverage",
+    "credsweeper_hit",
+    "cross_validated",
+    "decide",
+    "default_set_checker",
+    "draw",
+    "dump_goldens",
+    "duplicates",
+    "enqueue",
+    "ensure_baseline",
+    "evaluate",
+    "evaluate_policy",
+    "execute",
+    "feedback_frame_fast",
+    "files_of",
+    "fit_weights",
+    "fixed_look_worse",
+    "get_attributor",
+    "group_by_kind",
+    "guardrails_of",
+    "hypervolume",
+    "hypervolume_history",
+    "ingest_file",
+    "layout_for",
+    "load_feedback",
+    "load_gate",
+    "load_goldens",
+    "load_harness",
+    "load_insights",
+    "load_proposals",
+    "load_records",
+    "load_replay_set",
+    "load_sources",
+    "load_spec",
+    "load_trials",
+    "load_who_and_when",
+    "main",
+    "member_runs",
+    "monitor_window",
+    "normalised_losses",
+    "open_storage",
+    "open_study",
+    "open_window",
+    "outputs_hash",
+    "overlap",
+    "overlap_details",
+    "overlapping_pairs",
+    "packet_content_hash",
+    "parse_spec",
+    "prefixed_token_hit",
+    "prepare",
+    "read_packets",
+    "read_records",
+    "read_report",
+    "rebuild",
+    "record_goldens",
+    "redact_argv",
+    "redact_text",
+    "reference_harness",
+    "register_attributor",
+    "reliability",
+    "replay_decision_record",
+    "run_insight_candidates",
+    "run_one_trial",
+    "run_replay_gate",
+    "run_rows",
+    "run_study",
+    "run_sweep",
+    "run_trace",
+    "runs_frame",
+    "scanner_hit",
+    "score_config",
+    "score_execution",
+    "scorecards",
+    "simulate_null",
+    "simulate_reuse",
+    "slices",
+    "spend_frame",
+    "spend_total",
+    "sweep",
+    "synthesize_insights",
+    "tau_action_diff_agreement",
+    "tau_class_consistency",
+    "temperature_for",
+    "top_k_agreement",
+    "trials_frame",
+    "trivial_baselines",
+    "write_replay_set",
+    "write_report",
+]  # fmt: skip

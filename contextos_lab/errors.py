@@ -1,6 +1,9 @@
-"""Exit statuses of every command, and the exceptions that carry them to the CLI.
+"""Exit statuses of every command, and the root of every exception the kit raises.
 
-Library code raises `UserError` for mistakes the user can fix (bad argument, missing, empty or
+Every kit exception subclasses `ContextosError` and carries its exit status as the class
+attribute `exit_code` (an instance may narrow it: `code`), so the CLI maps errors to statuses in
+one place (`contextos_lab.cli.app.main`) by type, never by message text. Library code raises
+`UserError` for mistakes the user can fix (bad argument, missing, empty or
 malformed input, a storage URL that cannot name anything) and `Unreachable` when a storage
 server named correctly does not answer. The CLI's central handler (`contextos_lab.cli.app.main`)
 prints either as one line on stderr and exits with its `code`. Notebook users see the same
@@ -30,6 +33,8 @@ never 2 or 9):
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 EXIT_USAGE = 2
 EXIT_STORAGE, EXIT_HARNESS, EXIT_MISMATCH = 3, 4, 5
 EXIT_NOTEBOOK, EXIT_HELDOUT, EXIT_NO_STUDY = 6, 7, 8
@@ -49,22 +54,42 @@ EXIT_STATUSES = {
 }
 
 
-class ExitError(Exception):
-    """An error the CLI reports as one line; `code` is the exit status (table above)."""
+class ContextosError(Exception):
+    """The root of every exception the kit raises; `exit_code` is its exit status (table
+    above), `code` this instance's (the class's unless the raiser narrowed it)."""
 
-    default_code = EXIT_USAGE
+    exit_code: ClassVar[int] = EXIT_USAGE
+    _code: int | None = None  # class default: a subclass may skip this __init__ (a mixin)
 
-    def __init__(self, message: str, *, code: int | None = None) -> None:
-        self.code = self.default_code if code is None else code
-        super().__init__(message)
+    def __init__(self, *args: object, code: int | None = None) -> None:
+        super().__init__(*args)
+        self._code = code
+
+    @property
+    def code(self) -> int:
+        return self.exit_code if self._code is None else self._code
 
     def one_line(self) -> str:
         return one_line(str(self))
+
+
+class ExitError(ContextosError):
+    """An error a notebook shows as one line, like the CLI: the user's to fix, not a bug."""
+
+    def __init__(self, message: str, *, code: int | None = None) -> None:
+        super().__init__(message, code=code)
 
     def _render_traceback_(self) -> list[str]:
         """What IPython shows in a notebook: the one line, no traceback (still an error, so
         Run All and papermill stop here)."""
         return [f"{type(self).__name__}: {self.one_line()}"]
+
+
+class JobError(ContextosError):
+    """A refused or failed step of a scheduled job (`gate`, `sweep`), with its exit status."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message, code=code)
 
 
 class MissingPrerequisite(ExitError):
@@ -76,10 +101,14 @@ class UserError(ExitError):
     """A mistake the user can fix; `str(exc)` is the whole message, `code` the exit status."""
 
 
+class MissingDependency(UserError, RuntimeError):
+    """An optional extra the call needs is not installed; the message names the extra."""
+
+
 class Unreachable(ExitError):
     """A storage server, named correctly, that does not answer (retrying may help)."""
 
-    default_code = EXIT_STORAGE
+    exit_code = EXIT_STORAGE
 
 
 def one_line(message: object) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 
 #: Columns a replay-set loader may already provide with each case's content hash.
@@ -55,7 +56,7 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-class OutOfScope(ValueError):
+class OutOfScope(ContextosError, ValueError):
     """No case of the set belongs to the target's workflow."""
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 from contextos_lab.autotune.budget import economics_cents
 from contextos_lab.autotune.cases import case_hash
 from contextos_lab.autotune.context import RunContext
+from contextos_lab.errors import EXIT_HARNESS, ContextosError
 from contextos_lab.harness.execution import Execution, error_mask, execute
 from contextos_lab.harness.repeat_scores import MAY_BE_UNSCORED, RepeatScores, score_execution
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
@@ -26,8 +27,11 @@ CASE_HASH_CHARS = 16
 MAX_CASE_HASHES_PER_TRIAL = 256
 
 
-class HarnessFailure(RuntimeError):
-    """The harness (or evaluation) could not produce scores for a config."""
+class ScoringFailure(ContextosError, RuntimeError):
+    """The harness (or evaluation) could not produce scores for a config. (Not the external
+    harness's own `harness.subprocess_harness.HarnessFailure`, which it may wrap.)"""
+
+    exit_code = EXIT_HARNESS
 
 
 def execute_and_score(
@@ -39,7 +43,7 @@ def execute_and_score(
 ) -> tuple[RepeatScores, Execution]:
     """Run `config` on `cases` through the execution layer (concurrency, per-case deadlines,
     repeats, the result cache) and score it per case; what it paid goes on `ctx.meter`.
-    A batch whose every run errored raises HarnessFailure unless `all_errored_fails` is False
+    A batch whose every run errored raises ScoringFailure unless `all_errored_fails` is False
     (a racing round: racing judges that per stage)."""
     hashes = _case_hashes(ctx, cases)
     policy = ctx.spec.execution_policy().model_copy(update={"cache": ctx.read_cache})
@@ -48,14 +52,14 @@ def execute_and_score(
     try:
         execution = execute(ctx.harness, cases, hashes, config, policy, ctx.cache)
     except Exception as exc:
-        raise HarnessFailure(
+        raise ScoringFailure(
             f"harness {ctx.harness.name!r} raised {type(exc).__name__}: {exc}"
         ) from exc
     prices = ctx.spec.prices
     ctx.meter.add(execution, prices)
     every_run_errored = len(execution.results) and execution.n_errors == len(execution.results)
     if all_errored_fails and every_run_errored:
-        raise HarnessFailure(f"every case errored; first: {first_error(execution)}")
+        raise ScoringFailure(f"every case errored; first: {first_error(execution)}")
     try:
         scored = score_execution(
             ctx.evaluate,
@@ -64,13 +68,13 @@ def execute_and_score(
             economics=(lambda r: economics_cents(prices, r)) if prices is not None else None,
         )
     except Exception as exc:
-        raise HarnessFailure(
+        raise ScoringFailure(
             f"evaluation ({ctx.spec.evaluate}) raised {type(exc).__name__}: {exc}; do the "
             "cases carry the fields this evaluator reads? (simple cases: "
             "contextos_lab.evaluators.assertions:evaluate)"
         ) from exc
     if len(scored.per_case) != len(cases):
-        raise HarnessFailure(f"evaluation returned {len(scored.per_case)} rows for {len(cases)}")
+        raise ScoringFailure(f"evaluation returned {len(scored.per_case)} rows for {len(cases)}")
     if ctx.runs is not None:  # the experience layout outside proposers read (search set only)
         ctx.runs.record(cases, execution.results, scored.per_case)
     return scored, execution
@@ -133,7 +137,7 @@ def check_scores(scores: Mapping[str, float]) -> None:
     """A NaN mean is a harness or evaluator failure, except on a metric the evaluator may leave
     unscored (policy: every case's intent without a rule), which stays NaN = not scored."""
     if any(v != v for k, v in scores.items() if k not in MAY_BE_UNSCORED):
-        raise HarnessFailure(f"evaluation produced NaN scores {dict(scores)}")
+        raise ScoringFailure(f"evaluation produced NaN scores {dict(scores)}")
 
 
 def constraint_values(

@@ -25,13 +25,16 @@ from contextos_lab.autotune.budget import (
     usd_estimate,
     usd_per_call_upper,
 )
+from contextos_lab.errors import EXIT_HARNESS, ContextosError
 
 if TYPE_CHECKING:
     from contextos_lab.autotune.context import RunContext
 
 
-class BudgetReached(optuna.TrialPruned):
+class BudgetReached(ContextosError, optuna.TrialPruned):
     """The trial's next batch of calls could take the study over its budget."""
+
+    exit_code = EXIT_HARNESS
 
 
 @dataclass

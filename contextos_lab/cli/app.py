@@ -6,8 +6,10 @@ only (the others stay one-line stubs), so a light command never pays for a heavy
 
 Conventions (see `cli.conventions`): register with `add_command(..., example=...)` so `--help`
 shows an example; raise `contextos_lab.errors.UserError` for anything the user can fix. `main`
-is the one place that turns those (and file-system errors such as an unwritable `--out`) into
-one line on stderr and exit 2; argparse errors are one line and exit 2 too (`Parser.error`).
+is the one place that turns a kit error (any `contextos_lab.errors.ContextosError`: its class
+carries the exit status) and file-system errors such as an unwritable `--out` (exit 2) into one
+line on stderr; anything else is a bug and keeps its traceback. argparse errors are one line
+and exit 2 too (`Parser.error`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Sequence
 
 from contextos_lab.cli.conventions import Formatter, Parser, report_user_error
 from contextos_lab.cli.registry import COMMANDS, load, modules
-from contextos_lab.errors import EXIT_STATUSES, ExitError
+from contextos_lab.errors import EXIT_STATUSES, ContextosError
 
 #: Every command module (import each for a full tree: `build_parser()` with no command).
 COMMAND_MODULES: tuple[str, ...] = modules()
@@ -117,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with invocation(args, project, build_parser):
             return int(args.func(args) or 0)
-    except ExitError as exc:  # a user error (2) or an unreachable server (3): one line
+    except ContextosError as exc:  # every kit error: one line, its class's exit status
         return report_user_error(exc)
     except OSError as exc:  # an unwritable --out, a missing or unreadable file: the user's to fix
         return report_user_error(exc)

@@ -78,10 +78,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     # Optuna, pandas and the harness load here, when the search runs, not for `search --help`
     from contextos_lab.autotune.context import prepare
-    from contextos_lab.autotune.spec.load import SpecError, load_spec
+    from contextos_lab.autotune.spec.load import load_spec
     from contextos_lab.autotune.study.baseline import HarnessProtocolError, HarnessUnreachable
-    from contextos_lab.autotune.study.open import StudyMismatch
-    from contextos_lab.autotune.study.storage import StorageUnreachable
     from contextos_lab.autotune.sweep import sweep, write_front_json
 
     try:
@@ -100,21 +98,12 @@ def run(args: argparse.Namespace) -> int:
             fidelity=args.fidelity,
             progress=show_progress(args),
         )
-    except SpecError as exc:
-        print(f"error: {one_line(exc)}", file=sys.stderr)
-        return exc.code  # 2, or 7 when the sets overlap
-    except StorageUnreachable as exc:
-        print(f"error: {one_line(exc)}", file=sys.stderr)
+    except HarnessUnreachable as exc:  # 4; 9 for a protocol error (a retry gets the same)
+        # the other kit errors (a bad spec, storage, a study's other spec) are one line and
+        # their class's exit status in `cli.app.main`; these add where to look next
+        kind = "protocol error" if isinstance(exc, HarnessProtocolError) else "unreachable"
+        print(f"error: harness {kind}: {one_line(exc)}{TAIL_HINT}", file=sys.stderr)
         return exc.code
-    except HarnessProtocolError as exc:  # deterministic: a retry gets the same answer
-        print(f"error: harness protocol error: {one_line(exc)}{TAIL_HINT}", file=sys.stderr)
-        return EXIT_PROTOCOL
-    except HarnessUnreachable as exc:
-        print(f"error: harness unreachable: {one_line(exc)}{TAIL_HINT}", file=sys.stderr)
-        return EXIT_HARNESS
-    except StudyMismatch as exc:
-        print(f"error: {one_line(exc)}", file=sys.stderr)
-        return EXIT_MISMATCH
     path = write_front_json(result, args.out)
     rep = result.report
     print(

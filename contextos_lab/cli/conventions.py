@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from contextos_lab.errors import EXIT_USAGE, ExitError, UserError, one_line
+from contextos_lab.errors import EXIT_USAGE, ContextosError, UserError, one_line
 
 __all__ = [
     "Formatter",
@@ -157,4 +157,4 @@ def iso_datetime(text: str) -> datetime:
 def report_user_error(exc: BaseException) -> int:
     """Print `error: <one line>` on stderr; the exit status."""
     print(f"error: {one_line(exc)}", file=sys.stderr)
-    return exc.code if isinstance(exc, ExitError) else EXIT_USAGE
+    return exc.code if isinstance(exc, ContextosError) else EXIT_USAGE

@@ -94,8 +94,9 @@ def ingest_sample(out: Path, source: str) -> str:
 
 
 def run_demo(out: Path, *, smoke: bool = False, progress: bool = False) -> int:
-    from contextos_lab.cli.gate import JobError, print_emitted
-    from contextos_lab.cli.sweep import run_sweep
+    from contextos_lab.cli.gate import print_emitted
+    from contextos_lab.errors import JobError
+    from contextos_lab.jobs.sweep import run_sweep
     from contextos_lab.proposals.files.emit import report_matches
     from contextos_lab.reports.render import NotebookFailed, run_report
     from contextos_lab.schemas.ids import new_id

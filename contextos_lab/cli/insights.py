@@ -35,7 +35,7 @@ def _cluster(args: argparse.Namespace) -> int:
     from contextos_lab.insights.corpus import default_workers, load_corpus
     from contextos_lab.insights.pipeline import analyse, write_report
     from contextos_lab.insights.split import SplitSpec
-    from contextos_lab.insights.stored import loaded_from_store, store_report
+    from contextos_lab.insights.stored import loaded_from_store
     from contextos_lab.schemas.base import EnvelopeList
     from contextos_lab.schemas.insight import Insight
 
@@ -70,10 +70,10 @@ def _cluster(args: argparse.Namespace) -> int:
                 loaded = loaded_from_store(store)
         quarantine = _write_quarantine(out, loaded.quarantined) if out else None
         if not loaded.records and not loaded.feedback:
-            where = f" (reasons: {quarantine})" if quarantine else ""
+            reasons = f" (reasons: {quarantine})" if quarantine else ""
             raise UserError(
                 f"no decisions or feedback in {' '.join(args.sources)} "
-                f"({len(loaded.quarantined)} rows quarantined{where}); nothing to cluster"
+                f"({len(loaded.quarantined)} rows quarantined{reasons}); nothing to cluster"
             )
         report = analyse(
             loaded,
@@ -85,10 +85,24 @@ def _cluster(args: argparse.Namespace) -> int:
         )
         if store is not None:  # daily re-runs on a growing store must not make findings
             report.insights = EnvelopeList(held_across_reruns(report.insights, store), Insight)
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+    except (ValueError, FileNotFoundError) as exc:
+        # input the user can fix; a kit error (a text backend not installed: 2) reaches
+        # `cli.app.main` with its class's exit status, any other RuntimeError is a bug
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     where = write_report(report, out) if out else None
+    _print_summary(args, report, loaded, quarantine, where)
+    if store is not None:
+        _print_stored(args, report, loaded, store)
+    else:
+        print(f"next: open {where or out}; contextos-lab cluster --store URL stores the clusters")
+    return 0
+
+
+def _print_summary(
+    args: argparse.Namespace, report: Any, loaded: Any, quarantine: Path | None, where: Any
+) -> None:
+    """What `cluster` found: counts, what was held out, findings against exploratory ones."""
     print(
         f"{len(loaded.records)} decisions, {len(loaded.feedback)} feedback, "
         f"{len(loaded.quarantined)} quarantined; {len(report.clusters)} typed clusters, "
@@ -128,21 +142,23 @@ def _cluster(args: argparse.Namespace) -> int:
     if not report.routing.empty:
         shown = report.routing.sort_values("standing", key=lambda s: s != "finding", kind="stable")
         print(shown[["standing", "kind", "signal", "rule", "pattern"]].to_string(index=False))
-    if store is not None:
-        print(f"stored in {args.store}: {store_report(report, loaded, store)}")
-        for c in report.clusters:
-            print(f"  {c.insight_id}  {c.count:>3} x {c.override_reason_class} on {c.decision_key}")
-        from contextos_lab.cli.common import next_step
 
-        if report.clusters:
-            next_step(
-                f"contextos-lab propose --reason-class {report.clusters[0].override_reason_class}"
-            )
-        else:
-            next_step("contextos-lab ingest feedback FILE   (no cluster reached the minimum yet)")
+
+def _print_stored(args: argparse.Namespace, report: Any, loaded: Any, store: Any) -> None:
+    """What went into the store, and the next command."""
+    from contextos_lab.insights.stored import store_report
+
+    print(f"stored in {args.store}: {store_report(report, loaded, store)}")
+    for c in report.clusters:
+        print(f"  {c.insight_id}  {c.count:>3} x {c.override_reason_class} on {c.decision_key}")
+    from contextos_lab.cli.common import next_step
+
+    if report.clusters:
+        next_step(
+            f"contextos-lab propose --reason-class {report.clusters[0].override_reason_class}"
+        )
     else:
-        print(f"next: open {where or out}; contextos-lab cluster --store URL stores the clusters")
-    return 0
+        next_step("contextos-lab ingest feedback FILE   (no cluster reached the minimum yet)")
 
 
 @contextmanager

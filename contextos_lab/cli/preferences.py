@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from contextos_lab.cli.conventions import add_command, positive_int
 from contextos_lab.errors import UserError
+
+if TYPE_CHECKING:
+    from contextos_lab.schemas.preference import PreferenceEntry
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.file).is_file():
         raise UserError(f"{args.file}: no such file")
     loaded = load_records("preferences", args.file)
-    entries = list(loaded.records)
+    entries = cast("list[PreferenceEntry]", list(loaded.records))  # the "preferences" kind
     if loaded.quarantined:
         target = write_quarantine(Path(args.file), loaded.quarantined)
         print(f"quarantined {len(loaded.quarantined)} row(s): {target}")

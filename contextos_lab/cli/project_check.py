@@ -9,6 +9,7 @@ cases. A new user finds a missing or broken one here, named with its file, inste
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -60,7 +61,7 @@ def check_project(project: DomainConfig) -> tuple[list[str], list[str]]:
                 "does not exist"
             )
             continue
-        _try(problems, path, lambda p=path: PolicyBundle.from_file(p))
+        _try(problems, path, partial(PolicyBundle.from_file, path))
         goldens = project.goldens_path(spec.bundle)
         if not goldens.is_file():
             problems.append(
@@ -97,9 +98,9 @@ def check_project(project: DomainConfig) -> tuple[list[str], list[str]]:
                     )
         if row.shape == "python" and row.entry:
             where = f"{project.compilers_path}: compilers.{reason}.entry"
-            _try(problems, where, lambda e=row.entry: resolve_entry(e, project.root))
+            _try(problems, where, partial(resolve_entry, row.entry, project.root))
     for path in sorted(project.goldens_dir.glob("*.jsonl")) if project.goldens_dir.is_dir() else ():
-        _try(problems, path, lambda p=path: load_goldens(p))
+        _try(problems, path, partial(load_goldens, path))
     if project.replay_dir.is_dir():
         for name in ("cases.jsonl", "manifest.json"):
             if not (project.replay_dir / name).is_file():

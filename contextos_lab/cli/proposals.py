@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from contextos_lab.cli.common import next_step
 from contextos_lab.cli.conventions import add_command
 from contextos_lab.cli.store import default_store_url, open_store
+from contextos_lab.errors import ContextosError
 from contextos_lab.proposals.policy import DEFAULT_BUNDLES_DIR
 
 # The compilers, the replay gate, the metrics and the schemas (pandas, pydantic, the store) load
@@ -34,9 +35,11 @@ def _err(message: str) -> int:
     return 2
 
 
-class _Exit(Exception):
+class _Exit(ContextosError):
+    """A command step that has already said why it stops; `code` is its exit status."""
+
     def __init__(self, code: int) -> None:
-        self.code = code
+        super().__init__(code=code)
 
 
 def _load(args: argparse.Namespace, model: type[E], artifact_id: str) -> tuple[Any, E]:

@@ -89,8 +89,8 @@ def _tail(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         raise UserError(f"{path}: no command records{bad}")
     color = not args.no_color and stream.isatty()
     print(render_tail(loaded.records, args.n, color=color), file=stream)
-    for bad in loaded.malformed:
-        print(f"{path}:{bad.line_no}: skipped malformed record: {bad.message}", file=sys.stderr)
+    for line in loaded.malformed:
+        print(f"{path}:{line.line_no}: skipped malformed record: {line.message}", file=sys.stderr)
     return 0
 
 

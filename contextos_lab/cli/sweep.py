@@ -10,96 +10,19 @@ message (a failed notebook's partial executed copy is kept for debugging).
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from contextos_lab.cli.conventions import add_command, positive_int, show_progress
 from contextos_lab.cli.gate import (
-    EXIT_NOTEBOOK,
-    JobError,
     add_gate_arguments,
-    check_inputs,
-    gate_and_emit,
     open_store_for_gate,
     print_emitted,
     print_stored,
 )
-from contextos_lab.errors import one_line
+from contextos_lab.errors import JobError
+from contextos_lab.jobs.sweep import SWEEP_NOTEBOOK, SweepJob, run_sweep
 
-if TYPE_CHECKING:  # papermill and the emitter load when the job runs, not for `--help`
-    from contextos_lab.proposals.files.emit import EmitResult
-    from contextos_lab.reports.render import RenderedReport
-
-SWEEP_NOTEBOOK = "02_autotune_sweep"
-
-
-@dataclass(frozen=True)
-class SweepJob:
-    run_id: str
-    sweep_report: RenderedReport
-    gate_report: Path
-    emitted: EmitResult
-
-
-def run_sweep(
-    spec_path: str | Path,
-    out: str | Path,
-    *,
-    n_trials: int | None = None,
-    storage: str | None = None,
-    workers: int = 1,
-    ledger: str | None = None,
-    insights: str | None = None,
-    sources: Sequence[str] = ("synthetic",),
-    max_candidates: int | None = None,
-    run_id: str | None = None,
-    progress: bool = False,
-    preferences: Sequence[Any] = (),
-) -> SweepJob:
-    """Check inputs, run 02 then 03 under papermill, emit. Raises JobError with an exit code."""
-    from contextos_lab.autotune.spec.load import load_spec
-    from contextos_lab.gate.heldout.ledger import resolve_ledger
-    from contextos_lab.reports.render import NotebookFailed, run_report
-    from contextos_lab.schemas.ids import new_id
-
-    out_dir = Path(out)
-    url = check_inputs(spec_path, storage, out_dir, insights=insights)
-    # against the caller's working directory, before any notebook (kernel cwd: the repo root)
-    ledger = str(resolve_ledger(ledger))
-    run_id = run_id or new_id("eval")
-    budget = n_trials if n_trials is not None else load_spec(spec_path).n_trials
-    try:
-        sweep_report = run_report(
-            SWEEP_NOTEBOOK,
-            {
-                "spec_path": str(Path(spec_path).resolve()),
-                "out_dir": str(out_dir.resolve()),
-                "n_trials": budget,
-                "storage": url,
-                "workers": workers,
-            },
-            out_dir,
-            run_id,
-            progress=progress,
-        )
-    except NotebookFailed as exc:
-        raise JobError(str(exc), EXIT_NOTEBOOK) from exc
-    emitted, gate_report = gate_and_emit(
-        spec_path=Path(spec_path),
-        out=out_dir,
-        storage=url,
-        run_id=run_id,
-        ledger=ledger,
-        insights=insights,
-        sources=sources,
-        max_candidates=max_candidates,
-        progress=progress,
-        preferences=preferences,
-    )
-    return SweepJob(run_id, sweep_report, gate_report, emitted)
+#: Re-exported: callers and tests name them from here (tests replace `run_sweep` here).
+__all__ = ["SWEEP_NOTEBOOK", "JobError", "SweepJob", "run_sweep"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -131,23 +54,20 @@ def run(args: argparse.Namespace) -> int:
     if opened is None:
         return 2
     store, preferences = opened
-    try:
-        job = run_sweep(
-            args.spec,
-            args.out,
-            n_trials=args.n_trials,
-            storage=args.storage,
-            workers=args.workers,
-            ledger=args.ledger,
-            insights=args.insights,
-            sources=args.sources,
-            max_candidates=args.max_candidates,
-            progress=show_progress(args),
-            preferences=preferences,
-        )
-    except JobError as exc:
-        print(f"error: {one_line(exc)}", file=sys.stderr)
-        return exc.code
+    # a refusal raises JobError: one line and its exit status from `cli.app.main`
+    job = run_sweep(
+        args.spec,
+        args.out,
+        n_trials=args.n_trials,
+        storage=args.storage,
+        workers=args.workers,
+        ledger=args.ledger,
+        insights=args.insights,
+        sources=args.sources,
+        max_candidates=args.max_candidates,
+        progress=show_progress(args),
+        preferences=preferences,
+    )
     print(f"evaluation run {job.run_id}; sweep report: {job.sweep_report.html}")
     print_emitted(job.emitted, job.gate_report)
     if store is not None:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.schemas.surface import TunableSurface
 from contextos_lab.schemas.vocabulary import AdjustmentLayer
 
@@ -23,7 +24,7 @@ Shape = Literal[
 ]
 
 
-class ProjectError(ValueError):
+class ProjectError(ContextosError, ValueError):
     """A project folder that cannot be used; the message names the file and the field."""
 
 

@@ -94,7 +94,9 @@ def simulate_null(
     guard = GateGuardrails(policy_floor=0.0, safety_floor=0.0)
     promoted = 0
     counts: dict[str, int] = {}
-    direction = "increase" if target_metric == "utility" else "decrease"
+    direction: Literal["increase", "decrease"] = (
+        "increase" if target_metric == "utility" else "decrease"
+    )
     if design not in ("rerun", "shuffled"):
         raise ValueError(f"unknown null design {design!r}; use 'rerun' or 'shuffled'")
     per_run = candidates_per_run if design == "rerun" else 1

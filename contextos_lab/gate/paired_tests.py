@@ -148,6 +148,7 @@ def paired_test(
     base, cand = base[keep], cand[keep]
     diff = cand - base
     low, high = bootstrap_ci(diff, seed=seed, n_boot=n_boot)
+    outcome: Literal["binary", "continuous"]
     if binary:
         p, discordant = mcnemar_exact(base.astype(bool), cand.astype(bool))
         test, outcome = "mcnemar_exact", "binary"

@@ -15,7 +15,9 @@ import tempfile
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import optuna
 import pandas as pd
 
 from contextos_lab.autotune.context import RunContext, prepare
@@ -32,11 +34,11 @@ from contextos_lab.gate.gate_record import (
     load_gate_run,
 )
 from contextos_lab.gate.heldout import ledger
-from contextos_lab.gate.heldout.heldout import open_heldout, paired_frames
+from contextos_lab.gate.heldout.heldout import HeldoutSet, open_heldout, paired_frames
 from contextos_lab.gate.heldout.ledger_entries import _confirm_research, _settle_budget
 from contextos_lab.gate.research import ResearchConfirmation
 from contextos_lab.gate.study_front import StudyNotFound, front_candidates, load_study
-from contextos_lab.gate.verdict import GateGuardrails, decide
+from contextos_lab.gate.verdict import GateDecision, GateGuardrails, decide
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.ids import new_id
 
@@ -118,17 +120,7 @@ def run_gate(
     out = Path(out_dir)
     url = storage or default_storage_url(out)
     name = study_name or ctx.spec.name
-    study = load_study(name, url)  # first: a missing study is named before any file is opened
-    if ctx.cache is None:  # the study's paid results: the baseline re-run reads them, and a
-        # gate re-run on the same study and held-out set gets the same runs, hence its verdicts
-        from contextos_lab.harness.result_cache import open_for_study
-
-        ctx.cache = open_for_study(url)
-    recorded = study.user_attrs.get("problem_hash")
-    if recorded is not None and recorded != problem_hash(ctx):
-        raise StudyMismatch(
-            f"study {name!r} was created from a different spec than {spec_path or 'this one'}"
-        )
+    study = _open_study(ctx, url, name, spec_path)
     ranked = front_candidates(study, ctx.spec, max_candidates)
     run_id = run_id or new_id("eval")
     s_hash = spec_hash(ctx.spec)
@@ -142,49 +134,9 @@ def run_gate(
         ledger_file=ledger_file,
         budget=ctx.spec.heldout_budget,
     )
-    cands: list[GateCandidate] = []
-    for row in ranked.to_dict(orient="records"):
-        cands.append(
-            GateCandidate(
-                candidate_id=f"trial_{int(row['number'])}",
-                trial_number=int(row["number"]),
-                rank=int(row.get("rank", len(cands) + 1)),
-                params=dict(row["params"]),
-                config_diff=dict(row["config_diff"]),
-                layers=list(row.get("layers") or []),
-                proposer=row.get("proposer") if isinstance(row.get("proposer"), dict) else None,
-                n_changed=int(row.get("n_changed") or len(row["config_diff"])),
-                n_control_flow=int(row.get("n_control_flow") or 0),
-                diff_size=float(row.get("diff_size") or 0.0),
-                search_scores=_means(
-                    pd.Series(
-                        {
-                            k: row[k]
-                            for k in ("policy", "safety", "utility", "latency", "economics")
-                        },
-                        dtype=float,
-                    )
-                ),
-                heldout_means={},
-            )
-        )
+    cands = _candidates(ranked)
     baseline, frames = paired_frames(ctx, heldout, {c.candidate_id: c.params for c in cands})
-    decisions = (
-        decide(
-            baseline,
-            frames,
-            target_metric=ctx.spec.target.metric.value,
-            target_direction=ctx.spec.target.direction.value,
-            guardrails=guardrails_of(ctx.spec),
-            alpha=alpha,
-            seed=seed,
-            n_boot=n_boot,
-            promote_alpha=heldout.budget.next_level,
-            intents=_intents(heldout.cases.cases),
-        )
-        if frames
-        else []
-    )
+    decisions = _decisions(ctx, heldout, baseline, frames, alpha=alpha, seed=seed, n_boot=n_boot)
     budget = _settle_budget(heldout, decisions, run_id, ledger_file)
     cands = [c.model_copy(update={"heldout_means": _means(frames[c.candidate_id])}) for c in cands]
     research: list[ResearchConfirmation] = []
@@ -209,22 +161,7 @@ def run_gate(
         spec_name=ctx.spec.name,
         spec_path=spec_path,
         spec_hash=s_hash,
-        target=ctx.spec.tuning_target().model_dump(mode="json"),
-        guardrails=ctx.spec.guardrails.model_dump(mode="json"),
-        guardrail_strings=list(ctx.spec.guardrails.as_strings()),
-        baseline_tuple=ctx.spec.baseline_tuple.model_dump(mode="json"),
-        tunable_surfaces=[s.name for s in ctx.spec.surface_specs],
-        rollback_target=ctx.spec.rollback_target,
-        search_set={
-            "path": ctx.spec.search_set,
-            "manifest_hash": ctx.search.manifest_hash,
-            "n_cases": len(ctx.search),
-        },
-        heldout={
-            "path": ctx.spec.heldout_test_set,
-            "manifest_hash": heldout.manifest_hash,
-            "n_cases": len(heldout.cases),
-        },
+        **_spec_fields(ctx, heldout),
         baseline_trial=study.user_attrs.get("baseline_trial"),
         prior_heldout_reads=heldout.prior_reads,
         reads_warning=ledger.reads_warning(heldout.prior_reads),
@@ -243,6 +180,99 @@ def run_gate(
     path = out / GATE_FILE
     _write_atomic(path, run.model_dump_json(indent=1) + "\n")
     return GateResult(run=run, baseline=baseline, frames=frames, path=path, ranked=ranked)
+
+
+def _open_study(ctx: RunContext, url: str, name: str, spec_path: str) -> optuna.Study:
+    """The study to gate, refused (`StudyMismatch`) when another spec built it; its paid
+    results become the context's cache when it has none."""
+    study = load_study(name, url)  # first: a missing study is named before any file is opened
+    if ctx.cache is None:  # the study's paid results: the baseline re-run reads them, and a
+        # gate re-run on the same study and held-out set gets the same runs, hence its verdicts
+        from contextos_lab.harness.result_cache import open_for_study
+
+        ctx.cache = open_for_study(url)
+    recorded = study.user_attrs.get("problem_hash")
+    if recorded is not None and recorded != problem_hash(ctx):
+        raise StudyMismatch(
+            f"study {name!r} was created from a different spec than {spec_path or 'this one'}"
+        )
+    return study
+
+
+def _candidates(ranked: pd.DataFrame) -> list[GateCandidate]:
+    """The front's trials in the seed's ranking, as the gate records them (held-out means
+    come after the re-run)."""
+    cands: list[GateCandidate] = []
+    for row in ranked.to_dict(orient="records"):
+        search = {k: row[k] for k in ("policy", "safety", "utility", "latency", "economics")}
+        cands.append(
+            GateCandidate(
+                candidate_id=f"trial_{int(row['number'])}",
+                trial_number=int(row["number"]),
+                rank=int(row.get("rank", len(cands) + 1)),
+                params=dict(row["params"]),
+                config_diff=dict(row["config_diff"]),
+                layers=list(row.get("layers") or []),
+                proposer=row.get("proposer") if isinstance(row.get("proposer"), dict) else None,
+                n_changed=int(row.get("n_changed") or len(row["config_diff"])),
+                n_control_flow=int(row.get("n_control_flow") or 0),
+                diff_size=float(row.get("diff_size") or 0.0),
+                search_scores=_means(pd.Series(search, dtype=float)),
+                heldout_means={},
+            )
+        )
+    return cands
+
+
+def _decisions(
+    ctx: RunContext,
+    heldout: HeldoutSet,
+    baseline: pd.DataFrame,
+    frames: dict[str, pd.DataFrame],
+    *,
+    alpha: float,
+    seed: int,
+    n_boot: int,
+) -> list[GateDecision]:
+    """`verdict.decide` on the paired held-out frames with the spec's target and guardrails,
+    at the error budget's next promotion level; none without candidates."""
+    if not frames:
+        return []
+    return decide(
+        baseline,
+        frames,
+        target_metric=ctx.spec.target.metric.value,
+        target_direction=ctx.spec.target.direction.value,
+        guardrails=guardrails_of(ctx.spec),
+        alpha=alpha,
+        seed=seed,
+        n_boot=n_boot,
+        promote_alpha=heldout.budget.next_level,
+        intents=_intents(heldout.cases.cases),
+    )
+
+
+def _spec_fields(ctx: RunContext, heldout: HeldoutSet) -> dict[str, Any]:
+    """What the gate record copies from the spec and the two case sets."""
+    spec = ctx.spec
+    return {
+        "target": spec.tuning_target().model_dump(mode="json"),
+        "guardrails": spec.guardrails.model_dump(mode="json"),
+        "guardrail_strings": list(spec.guardrails.as_strings()),
+        "baseline_tuple": spec.baseline_tuple.model_dump(mode="json"),
+        "tunable_surfaces": [s.name for s in spec.surface_specs],
+        "rollback_target": spec.rollback_target,
+        "search_set": {
+            "path": spec.search_set,
+            "manifest_hash": ctx.search.manifest_hash,
+            "n_cases": len(ctx.search),
+        },
+        "heldout": {
+            "path": spec.heldout_test_set,
+            "manifest_hash": heldout.manifest_hash,
+            "n_cases": len(heldout.cases),
+        },
+    }
 
 
 def _means(frame: pd.DataFrame | pd.Series) -> dict[str, float | None]:

@@ -16,13 +16,16 @@ from contextos_lab.autotune.pareto import (
 )
 from contextos_lab.autotune.spec.run_spec import TuningRunSpec
 from contextos_lab.autotune.study.storage import journal_path, open_storage, redact
+from contextos_lab.errors import EXIT_NO_STUDY, ContextosError
 
 #: What makes a study, said wherever one is missing (notebooks 03 and 05, `gate`).
 MAKE_A_STUDY = "run notebook 02 or `contextos-lab search SPEC --out DIR` first"
 
 
-class StudyNotFound(LookupError):
+class StudyNotFound(ContextosError, LookupError):
     """No study of that name in the storage (run the sweep first)."""
+
+    exit_code = EXIT_NO_STUDY
 
     def _render_traceback_(self) -> list[str]:
         """In a notebook: the one line that says what to run, no traceback."""

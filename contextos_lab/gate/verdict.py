@@ -27,7 +27,8 @@ statistic raises, and nothing is promoted on numbers that could not be computed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -230,94 +231,149 @@ def decide(
     level = alpha if promote_alpha is None else promote_alpha
     if target_metric not in BETTER:
         raise ValueError(f"unknown target metric {target_metric!r}; one of {sorted(BETTER)}")
-    baseline, baseline_gaps = checked_frame("baseline", baseline)
-    checked = {cid: checked_frame(cid, frame) for cid, frame in candidates.items()}
-    bases: dict[str, pd.DataFrame] = {}
-    candidates, notes = {}, {}
-    for cid, (frame, _) in checked.items():
-        frame = same_cases(baseline, frame)
-        bases[cid], candidates[cid], unscored = policy_pairs(baseline, frame)
-        note = unscored_note("policy", unscored, baseline.index, intents)
-        notes[cid] = (note,) if note else ()
-    gaps_of = {
-        cid: {k: v for k, v in (("baseline", baseline_gaps), (cid, g)) if v}
-        for cid, (_, g) in checked.items()
-    }
+    paired = _paired(baseline, candidates, intents)
     all_tests = {
-        cid: metric_tests(bases[cid], frame, seed=seed, n_boot=n_boot)
-        for cid, frame in candidates.items()
+        cid: metric_tests(paired.bases[cid], frame, seed=seed, n_boot=n_boot)
+        for cid, frame in paired.candidates.items()
     }
-    target_name = target_metric
-    raw = [
-        next(t for t in tests if t.metric == target_name).p_value for tests in all_tests.values()
-    ]
+    raw = [_target(tests, target_metric).p_value for tests in all_tests.values()]
     adjusted = dict(zip(all_tests, holm_adjust(raw), strict=True))
     decisions = []
     for cid, tests in all_tests.items():
-        frame, base = candidates[cid].reindex(baseline.index), bases[cid]
-        target = next(t for t in tests if t.metric == target_name)
-        breaches = _breaches(tests, frame, guardrails, alpha)
-        improves = _improves(target.delta, target_direction)
-        required_n = None
-        blocked = _not_computable(target, gaps_of[cid], paired_cases(target_name, base, frame))
-        if breaches:
-            verdict: Verdict = "regression"
-            reasons = breaches
-        elif blocked:
-            verdict = "underpowered"
-            reasons = [blocked]
-        elif improves and adjusted[cid] < level and _interval_improves(target, target_direction):
-            verdict = "promote"
-            reasons = [
-                f"{target_name} {target_direction}s by {target.delta:+.4g} "
-                f"(95% CI [{target.ci_low:.4g}, {target.ci_high:.4g}], {target.test}, "
-                f"Holm-adjusted p={adjusted[cid]:.3g} < {level:.3g}); every floor and accepted "
-                "delta holds on held-out"
-            ]
-        elif improves:
-            verdict = "underpowered"
-            diff = (
-                binary_view(target_name, frame) - binary_view(target_name, base)
-                if target.outcome == "binary"
-                else frame[target_name].to_numpy(float) - base[target_name].to_numpy(float)
-            )
-            diff = diff[~np.isnan(diff)]  # latency/cost: answered pairs; policy: scored ones
-            # Holm's strictest step compares the smallest p with alpha/m: size for that.
-            m = len(candidates)
-            required_n, how = sample_size(diff, alpha=level / m)
-            sizing = (
-                f"a paired test at alpha/{m} would need about {required_n} held-out cases "
-                f"(power 0.8, {how})"
-                if required_n is not None
-                else f"the held-out size needed is {how}"
-            )
-            reasons = [
-                f"{target_name} moves the right way ({target.delta:+.4g}, 95% CI "
-                f"[{target.ci_low:.4g}, {target.ci_high:.4g}]) but is not significant after "
-                f"Holm (adjusted p={adjusted[cid]:.3g}, alpha {level:.3g}); {sizing}"
-            ]
-        else:
-            verdict = "no_effect"
-            worse = target.p_value < alpha
-            reasons = [
-                f"{target_name} does not {target_direction}: it "
-                + ("worsens significantly" if worse else "does not move significantly")
-                + f" (delta {target.delta:+.4g}, 95% CI [{target.ci_low:.4g}, "
-                f"{target.ci_high:.4g}], p={target.p_value:.3g})"
-            ]
+        target = _target(tests, target_metric)
+        frame = paired.candidates[cid].reindex(paired.baseline.index)
+        judged = _Judged(target, target_direction, adjusted[cid], level, alpha)
+        verdict, reasons, required_n = judged.verdict(
+            _breaches(tests, frame, guardrails, alpha),
+            _not_computable(
+                target, paired.gaps[cid], paired_cases(target_metric, paired.bases[cid], frame)
+            ),
+            frame,
+            paired.bases[cid],
+            m=len(paired.candidates),
+        )
         decisions.append(
             GateDecision(
                 candidate_id=cid,
                 verdict=verdict,
                 reasons=tuple(reasons),
-                target_metric=target_name,
+                target_metric=target_metric,
                 target_direction=target_direction,
                 target_p_value=target.p_value,
                 target_p_adjusted=adjusted[cid],
                 tests=tuple(tests),
                 required_n=required_n,
-                n_cases=len(baseline),
-                notes=notes[cid],
+                n_cases=len(paired.baseline),
+                notes=paired.notes[cid],
             )
         )
     return decisions
+
+
+def _target(tests: Sequence[PairedTest], metric: str) -> PairedTest:
+    return next(t for t in tests if t.metric == metric)
+
+
+@dataclass(frozen=True)
+class _Paired:
+    """The baseline and each candidate on the same cases: `bases` is the baseline as paired
+    with that candidate (policy: the cases both score), `gaps` the unscored cells each side
+    had, `notes` what the decision says of the cases policy does not score."""
+
+    baseline: pd.DataFrame
+    bases: dict[str, pd.DataFrame]
+    candidates: dict[str, pd.DataFrame]
+    gaps: dict[str, dict[str, dict[str, int]]]
+    notes: dict[str, tuple[str, ...]]
+
+
+def _paired(
+    baseline: pd.DataFrame,
+    candidates: Mapping[str, pd.DataFrame],
+    intents: Mapping[str, str] | None,
+) -> _Paired:
+    baseline, baseline_gaps = checked_frame("baseline", baseline)
+    checked = {cid: checked_frame(cid, frame) for cid, frame in candidates.items()}
+    bases: dict[str, pd.DataFrame] = {}
+    paired: dict[str, pd.DataFrame] = {}
+    notes: dict[str, tuple[str, ...]] = {}
+    for cid, (frame, _) in checked.items():
+        frame = same_cases(baseline, frame)
+        bases[cid], paired[cid], unscored = policy_pairs(baseline, frame)
+        note = unscored_note("policy", unscored, baseline.index, intents)
+        notes[cid] = (note,) if note else ()
+    gaps = {
+        cid: {k: v for k, v in (("baseline", baseline_gaps), (cid, g)) if v}
+        for cid, (_, g) in checked.items()
+    }
+    return _Paired(baseline, bases, paired, gaps, notes)
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """One candidate's target test, its Holm-adjusted p and the levels it is judged at."""
+
+    target: PairedTest
+    direction: Literal["increase", "decrease"]
+    p_adjusted: float
+    level: float
+    alpha: float
+
+    def verdict(
+        self,
+        breaches: list[str],
+        blocked: str | None,
+        frame: pd.DataFrame,
+        base: pd.DataFrame,
+        *,
+        m: int,
+    ) -> tuple[Verdict, list[str], int | None]:
+        """(verdict, reasons, required_n): a breach is a regression whatever the target
+        says; then a target that cannot be computed, then the target test."""
+        t, level = self.target, self.level
+        improves = _improves(t.delta, self.direction)
+        if breaches:
+            return "regression", breaches, None
+        if blocked:
+            return "underpowered", [blocked], None
+        if improves and self.p_adjusted < level and _interval_improves(t, self.direction):
+            return "promote", [
+                f"{t.metric} {self.direction}s by {t.delta:+.4g} "
+                f"(95% CI [{t.ci_low:.4g}, {t.ci_high:.4g}], {t.test}, "
+                f"Holm-adjusted p={self.p_adjusted:.3g} < {level:.3g}); every floor and "
+                "accepted delta holds on held-out"
+            ], None  # fmt: skip
+        if improves:
+            return self._underpowered(frame, base, m)
+        worse = t.p_value < self.alpha
+        return "no_effect", [
+            f"{t.metric} does not {self.direction}: it "
+            + ("worsens significantly" if worse else "does not move significantly")
+            + f" (delta {t.delta:+.4g}, 95% CI [{t.ci_low:.4g}, "
+            f"{t.ci_high:.4g}], p={t.p_value:.3g})"
+        ], None  # fmt: skip
+
+    def _underpowered(
+        self, frame: pd.DataFrame, base: pd.DataFrame, m: int
+    ) -> tuple[Verdict, list[str], int | None]:
+        """Right way, not significant: how many held-out cases a test would need."""
+        t, level, name = self.target, self.level, self.target.metric
+        diff = (
+            binary_view(name, frame) - binary_view(name, base)
+            if t.outcome == "binary"
+            else frame[name].to_numpy(float) - base[name].to_numpy(float)
+        )
+        diff = diff[~np.isnan(diff)]  # latency/cost: answered pairs; policy: scored ones
+        # Holm's strictest step compares the smallest p with alpha/m: size for that.
+        required_n, how = sample_size(diff, alpha=level / m)
+        sizing = (
+            f"a paired test at alpha/{m} would need about {required_n} held-out cases "
+            f"(power 0.8, {how})"
+            if required_n is not None
+            else f"the held-out size needed is {how}"
+        )
+        return "underpowered", [
+            f"{name} moves the right way ({t.delta:+.4g}, 95% CI "
+            f"[{t.ci_low:.4g}, {t.ci_high:.4g}]) but is not significant after "
+            f"Holm (adjusted p={self.p_adjusted:.3g}, alpha {level:.3g}); {sizing}"
+        ], required_n  # fmt: skip

@@ -29,6 +29,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.harness.case_inputs import INPUTS_FILE
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 
@@ -37,7 +38,7 @@ AssertionType = Literal[
 ]
 
 
-class CaseFormatError(ValueError):
+class CaseFormatError(ContextosError, ValueError):
     """A case file the kit cannot read: file, line and field in one line."""
 
     def __init__(self, path: Path, line: int | None, field: str, message: str) -> None:
@@ -183,7 +184,8 @@ def convert(
     rows, duplicates = _dedupe(rows)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    search, heldout = [], []
+    search: list[dict[str, Any]] = []
+    heldout: list[dict[str, Any]] = []
     for r in rows:
         u = int(sha256_hex(f"{seed}:{r['case_id']}")[:8], 16) / 0xFFFFFFFF
         (heldout if u < heldout_share else search).append(r)

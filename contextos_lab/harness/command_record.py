@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from contextos_lab.errors import EXIT_HARNESS, ContextosError
 from contextos_lab.harness.record_path import default_record_path
 
 try:  # POSIX advisory lock so several processes can share one record file.
@@ -47,8 +48,10 @@ class CommandRecord(BaseModel):
         return self.exit_code == 0 and self.error is None
 
 
-class RunnerFailure(RuntimeError):
+class RunnerFailure(ContextosError, RuntimeError):
     """A command did not provably succeed (null or non-zero exit, or a runner error)."""
+
+    exit_code = EXIT_HARNESS
 
     def __init__(self, record: CommandRecord) -> None:
         self.record = record

@@ -13,9 +13,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from contextos_lab.errors import EXIT_HARNESS, ContextosError
 
-class TaskTimeout(TimeoutError):
+
+class TaskTimeout(ContextosError, TimeoutError):
     """The task did not finish within its deadline (its thread was abandoned)."""
+
+    exit_code = EXIT_HARNESS
 
 
 def run_pool(

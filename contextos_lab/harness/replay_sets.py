@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.replay import ReplayPacket
 
@@ -45,7 +46,7 @@ CASE_COLUMNS: tuple[str, ...] = (
 )
 
 
-class ReplaySetError(ValueError):
+class ReplaySetError(ContextosError, ValueError):
     """A replay set is malformed or does not match its manifest."""
 
 

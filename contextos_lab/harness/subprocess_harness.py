@@ -45,6 +45,7 @@ from typing import Any
 import pandas as pd
 from pydantic import TypeAdapter, ValidationError
 
+from contextos_lab.errors import EXIT_HARNESS, EXIT_PROTOCOL, ContextosError
 from contextos_lab.harness.base import BaseHarness, source_digest
 from contextos_lab.harness.case_inputs import inputs_only
 from contextos_lab.harness.program.environment import command_digest, effective_env
@@ -73,7 +74,7 @@ SURFACES_FLAG = "--surfaces"
 _SURFACES = TypeAdapter(list[TunableSurface])
 
 
-class HarnessFailure(RuntimeError):
+class HarnessFailure(ContextosError, RuntimeError):
     """An external harness call produced no trustworthy results.
 
     `reason` is one line for a trial's user attrs; `record` is the command record of the
@@ -81,13 +82,17 @@ class HarnessFailure(RuntimeError):
     (`study.optimize(..., catch=(HarnessFailure,))`) to mark the trial failed.
     """
 
-    def __init__(self, reason: str, record: CommandRecord | None = None) -> None:
+    exit_code = EXIT_HARNESS
+
+    def __init__(
+        self, reason: str, record: CommandRecord | None = None, *, protocol: bool = False
+    ) -> None:
         self.reason = reason
         self.record = record
         #: A protocol violation is deterministic: retrying the same request cannot help.
-        self.protocol = reason.startswith(PROTOCOL_ERROR)
+        self.protocol = protocol
         suffix = f" [{record.command_id}]" if record is not None else ""
-        super().__init__(f"{reason}{suffix}")
+        super().__init__(f"{reason}{suffix}", code=EXIT_PROTOCOL if protocol else None)
 
     def as_results(self, cases: pd.DataFrame) -> pd.DataFrame:
         """The failure as a results frame: every case errored with the reason."""
@@ -281,7 +286,8 @@ class SubprocessHarness(BaseHarness):
             if retryable and attempt < self.retries:
                 parent = record.command_id
                 continue
-            if failure is None:  # exit 0, but lines broke the protocol or cases went missing
+            protocol = failure is None  # exit 0, but lines broke the protocol or cases went missing
+            if failure is None:
                 missing = [c for c in case_ids if c not in lines.rows]
                 detail = lines.first_problem or (
                     f"no result for {len(missing)} of {len(case_ids)} cases (first: {missing[0]!r})"
@@ -292,7 +298,7 @@ class SubprocessHarness(BaseHarness):
             else:
                 missing_reason = failure
             if not lines.rows and not (record.timed_out and case_timeout_s is not None):
-                raise HarnessFailure(failure, record)
+                raise HarnessFailure(failure, record, protocol=protocol)
             share = record.duration_ms / max(len(case_ids), 1)
             return _frame(lines.rows_for(case_ids, missing_reason, share), record), record
         raise AssertionError("unreachable")  # pragma: no cover

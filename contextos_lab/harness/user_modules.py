@@ -47,7 +47,7 @@ def with_spec_cwd(
         except Exception:
             return out  # load_harness reports the import problem
     try:
-        takes_cwd = "cwd" in inspect.signature(factory).parameters
+        takes_cwd = factory is not None and "cwd" in inspect.signature(factory).parameters
     except (TypeError, ValueError):
         takes_cwd = False
     if takes_cwd:

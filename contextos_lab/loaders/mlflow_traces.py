@@ -42,8 +42,8 @@ def _trace_id(info: Mapping[str, Any]) -> str | None:
 
 def spans_of(row: Mapping[str, Any]) -> list[Span]:
     """Every span of one MLflow trace (or the one span the row is)."""
-    info = row.get("info") if isinstance(row.get("info"), Mapping) else {}
-    data = row.get("data") if isinstance(row.get("data"), Mapping) else row
+    info = got if isinstance(got := row.get("info"), Mapping) else {}
+    data = got if isinstance(got := row.get("data"), Mapping) else row
     raw_spans = data.get("spans") if isinstance(data, Mapping) else None
     if raw_spans is None:
         return [_span(row, None)]

@@ -86,7 +86,7 @@ def read_span(row: Mapping[str, Any], *, nanos: bool = False, kind: Any = None) 
     error_type, error_message = _exception(row.get("events"))
     state = status(code)
     error = (message or error_message or "status ERROR") if state == "ERROR" else None
-    if error_type and state == "ERROR" and error_message and error_message not in error:
+    if error is not None and error_type and error_message and error_message not in error:
         error = f"{error}; {error_type}: {error_message}"
     name = str(row.get("name") or "")
     return Span(

@@ -12,6 +12,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from contextos_lab.errors import ContextosError
+
 _BOM = b"\xef\xbb\xbf"
 #: Byte-order marks and the encodings they announce (UTF-32 before UTF-16: FF FE 00 00).
 _BOMS = (
@@ -73,7 +75,7 @@ def undecodable(encoding: str, byte: int) -> str:
     return f"not valid {encoding.upper()}{named}: byte 0x{byte:02x}"
 
 
-class UnreadableSource(Exception):
+class UnreadableSource(ContextosError):
     """The file cannot be read at all; nothing was loaded from it."""
 
     def __init__(self, path: Path | str, reason: str) -> None:

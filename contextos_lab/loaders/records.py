@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Generic, get_args, get_origin
+from typing import Any, Generic, TypeGuard, get_args, get_origin
 
 from pydantic import AwareDatetime, BaseModel, NaiveDatetime, ValidationError
 
@@ -193,7 +193,7 @@ def decode_cells(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def _is_model(annotation: Any) -> bool:
+def _is_model(annotation: Any) -> TypeGuard[type[BaseModel]]:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 

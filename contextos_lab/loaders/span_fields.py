@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from functools import wraps
 from typing import Any, Literal, TypeVar
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.loaders.guard import Problem
 
 T = TypeVar("T")
@@ -22,7 +23,7 @@ _ERROR_WORDS = {"ERROR", "STATUS_CODE_ERROR", "2", "FAILED", "FAILURE"}
 _OK_WORDS = {"OK", "STATUS_CODE_OK", "1", "SUCCESS", "SUCCEEDED"}
 
 
-class Refused(ValueError):
+class Refused(ContextosError, ValueError):
     """A field of one exported row that cannot be read: the row is quarantined with it."""
 
     def __init__(self, field: str | None, message: str) -> None:

@@ -223,9 +223,9 @@ def _run(
     traj = raw.get("traj", raw.get("trajectory", raw.get("messages")))
     if not isinstance(traj, list):
         return None, ("traj", "trajectory missing or not a list")
-    info = raw.get("info") if isinstance(raw.get("info"), Mapping) else {}
-    task = info.get("task") if isinstance(info.get("task"), Mapping) else None
-    reward_info = info.get("reward_info") if isinstance(info.get("reward_info"), Mapping) else {}
+    info = got if isinstance(got := raw.get("info"), Mapping) else {}
+    task = got if isinstance(got := info.get("task"), Mapping) else None
+    reward_info = got if isinstance(got := info.get("reward_info"), Mapping) else {}
     gt_raw = (task or {}).get("actions")
     if gt_raw is None:
         gt_raw = reward_info.get("actions")

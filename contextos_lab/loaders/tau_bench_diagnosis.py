@@ -223,7 +223,7 @@ def failing_step(traj: Sequence[Any], reason: FailureReason, diff: Mapping[str, 
 def ground_truth_verdict(reward_info: Mapping[str, Any]) -> str | None:
     """tau-bench's own reading of a failed run: `actions` (final database state differs from
     the ground truth's), `outputs` (a required output never said), or None if not recorded."""
-    info = reward_info.get("info") if isinstance(reward_info.get("info"), Mapping) else {}
+    info = got if isinstance(got := reward_info.get("info"), Mapping) else {}
     if info.get("r_actions") == 0:
         return "actions"
     if info.get("r_outputs") == 0:

@@ -117,8 +117,8 @@ def load_who_and_when(paths: str | Path | Iterable[str | Path]) -> TraceLoadResu
     DecisionRecords and one FeedbackEntry each (`feedback`)."""
     items = [paths] if isinstance(paths, (str, Path)) else list(paths)
     files: list[Path] = []
-    for item in items:
-        p = Path(item)
+    for given in items:
+        p = Path(given)
         files.extend(
             sorted(f for ext in ("json", "jsonl", "parquet") for f in p.rglob(f"*.{ext}"))
             if p.is_dir()
@@ -231,7 +231,7 @@ def _failure(
     reason, agent, step, missing = _annotation(raw) if annotated else (None, None, None, {})
     missing = {**missing, **aside}
     history = raw.get("history")
-    if hasattr(history, "tolist"):  # parquet gives numpy arrays
+    if history is not None and hasattr(history, "tolist"):  # parquet gives numpy arrays
         history = history.tolist()
     if not isinstance(history, list):
         return None, ("history", "history missing or not a list")

@@ -180,8 +180,8 @@ def copies(
         elif c.grams:
             pending.append(c)
     for c, sketch in zip(pending, _sketches([c.grams for c in pending]), strict=True):
-        alike = [i for i in lsh.query(sketch) if a[i].scored_key == c.scored_key]
-        scores = [(jaccard(a[i].grams, c.grams), i) for i in alike]
+        near = [i for i in lsh.query(sketch) if a[i].scored_key == c.scored_key]
+        scores = [(jaccard(a[i].grams, c.grams), i) for i in near]
         score, i = max(scores, default=(0.0, -1))
         if score >= threshold:
             found.append(Copy(a[i].case_id, c.case_id, f"near (Jaccard {score:.2f})"))

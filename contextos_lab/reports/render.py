@@ -26,6 +26,7 @@ from traitlets import default
 
 from contextos_lab.bundled import REPO_ROOT as REPO_ROOT  # re-exported: tests and callers
 from contextos_lab.bundled import bundled_dir
+from contextos_lab.errors import EXIT_NOTEBOOK, ContextosError
 
 NOTEBOOKS = bundled_dir("notebooks")
 KERNEL = "python3"
@@ -51,11 +52,16 @@ class IPCKernelManager(AsyncKernelManager):
         return str(folder / f"kernel-{os.getpid()}-{os.urandom(4).hex()}-ipc")
 
 
-class NotebookFailed(RuntimeError):
-    """A notebook raised; `partial` is the executed notebook up to the failing cell."""
+class NotebookFailed(ContextosError, RuntimeError):
+    """A notebook raised; `partial` is the executed notebook up to the failing cell, `ename`
+    the class name of what the cell raised (None when the kernel itself failed)."""
 
-    def __init__(self, notebook: str, partial: Path, detail: str) -> None:
-        self.notebook, self.partial, self.detail = notebook, partial, detail
+    exit_code = EXIT_NOTEBOOK
+
+    def __init__(
+        self, notebook: str, partial: Path, detail: str, ename: str | None = None
+    ) -> None:
+        self.notebook, self.partial, self.detail, self.ename = notebook, partial, detail, ename
         super().__init__(
             f"notebook {notebook} failed: {detail}\n  partial executed notebook kept at {partial}"
         )
@@ -116,7 +122,7 @@ def execute(
         )
     except pm.PapermillExecutionError as exc:
         detail = f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
-        raise NotebookFailed(name, output, detail) from exc
+        raise NotebookFailed(name, output, detail, exc.ename) from exc
     except Exception as exc:  # kernel death, missing kernel, bad parameters
         raise NotebookFailed(name, output, f"{type(exc).__name__}: {exc}") from exc
     finally:

@@ -68,9 +68,15 @@ def _checker(prefix: str):
     return check
 
 
-def IdOf(prefix: str):
+def IdOf(prefix: str):  # untyped on purpose: it returns a type, not a value
     """Annotated `str` that must carry the given prefix shape."""
-    return Annotated[str, AfterValidator(_checker(prefix))]
+    return Annotated[str, id_check(prefix)]
+
+
+def id_check(prefix: str) -> AfterValidator:
+    """The validator `IdOf` attaches; `Annotated[str, id_check(p)]` is the spelling a type
+    checker reads as a type (a call's result is a value to it)."""
+    return AfterValidator(_checker(prefix))
 
 
 FeedbackId = IdOf("fb")

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
+from contextos_lab.errors import ContextosError
+
 if TYPE_CHECKING:
     from contextos_lab.schemas.base import Envelope
 
@@ -51,7 +53,7 @@ TERMINAL: frozenset[LifecycleStatus] = frozenset(s for s, nxt in TRANSITIONS.ite
 NEEDS_RATIONALE: frozenset[LifecycleStatus] = frozenset({S.rejected, S.retired, S.superseded})
 
 
-class IllegalTransition(ValueError):
+class IllegalTransition(ContextosError, ValueError):
     """Raised for a move the lifecycle does not allow; names both states."""
 
     def __init__(self, current: LifecycleStatus, target: LifecycleStatus, why: str = "") -> None:

@@ -8,16 +8,16 @@ add recurrence metadata instead of disappearing".
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from contextos_lab.schemas.base import Envelope
-from contextos_lab.schemas.ids import IdOf, StrategyRuleId
+from contextos_lab.schemas.ids import StrategyRuleId, id_check
 from contextos_lab.schemas.vocabulary import ClosureStatus
 
-MonitorVerdictId = IdOf("mv")
-SourceClosureId = IdOf("scl")
+MonitorVerdictId = Annotated[str, id_check("mv")]
+SourceClosureId = Annotated[str, id_check("scl")]
 
 
 class MonitorDecision(StrEnum):

@@ -13,7 +13,7 @@ from pathlib import Path
 from contextos_lab.schemas.reason_registry import REGISTRY_PATH, core_reason_classes
 
 
-def _project():  # type: ignore[no-untyped-def]
+def _project():
     from contextos_lab.domain.active import active_project  # the domain layer sits above
 
     return active_project()

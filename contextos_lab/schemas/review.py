@@ -9,16 +9,16 @@ runtime-affecting release needs a monitor window and rollback target").
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from pydantic import AwareDatetime, Field, model_validator
 
 from contextos_lab.schemas.base import Envelope
-from contextos_lab.schemas.ids import IdOf, StrategyRuleId
+from contextos_lab.schemas.ids import StrategyRuleId, id_check
 from contextos_lab.schemas.vocabulary import ReviewOutcome, ReviewRole
 
-ReviewVerdictId = IdOf("rvw")
-MonitorWindowId = IdOf("mw")
+ReviewVerdictId = Annotated[str, id_check("rvw")]
+MonitorWindowId = Annotated[str, id_check("mw")]
 
 
 class ReviewVerdict(Envelope):

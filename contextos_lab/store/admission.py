@@ -80,8 +80,8 @@ def prepare(
         item = check_feedback(store, conn, item, pending)
     elif isinstance(item, PreferenceEntry):  # signed like feedback; any annotator may judge
         if item.signature is None:
-            item = sign_entry(item, store.signing_key)  # type: ignore[arg-type]
-        elif not signature_valid(item, store.signing_key):  # type: ignore[arg-type]
+            item = sign_entry(item, store.signing_key)
+        elif not signature_valid(item, store.signing_key):
             raise StoreRefusal(kind, aid, "signature does not verify with the store's key")
     current = pending.get((kind, aid)) or latest(conn, kind, aid)
     if current is not None and current.content_hash() != item.content_hash():
@@ -151,7 +151,7 @@ def check_new_version(kind: str, aid: str, old: Envelope, new: Envelope) -> None
     """A new version of a stored artifact must make a legal status move, recorded in its
     history, and may not change a reviewed artifact's substance."""
     if kind in STATUS_MOVES:
-        before, after = str(old.status), str(new.status)
+        before, after = str(getattr(old, "status", None)), str(getattr(new, "status", None))
         if before == after or after not in STATUS_MOVES[kind].get(before, frozenset()):
             raise StoreRefusal(kind, aid, f"a {kind} may not move from {before} to {after}")
         b, a = old.model_dump(mode="json"), new.model_dump(mode="json")
@@ -184,11 +184,11 @@ def check_new_version(kind: str, aid: str, old: Envelope, new: Envelope) -> None
             f"status {old_status} → {new_status} without a recorded lifecycle transition",
         )
     if old_status is not None and str(old_status) not in UNREVIEWED:
-        before, after = old.model_dump(mode="json"), new.model_dump(mode="json")
+        was, now = old.model_dump(mode="json"), new.model_dump(mode="json")
         changed = sorted(
             f
-            for f in before.keys() | after.keys()
-            if f not in MUTABLE_AFTER_REVIEW and before.get(f) != after.get(f)
+            for f in was.keys() | now.keys()
+            if f not in MUTABLE_AFTER_REVIEW and was.get(f) != now.get(f)
         )
         if changed:
             raise StoreRefusal(

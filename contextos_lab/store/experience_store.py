@@ -19,7 +19,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar, cast
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import (
@@ -208,14 +208,14 @@ class ExperienceStore:
     def list(self, model: type[E] | str, since: datetime | None = None) -> EnvelopeList[E]:
         """Latest version of every artifact of a kind (class, class name or store kind), in
         first-written order."""
-        model = envelope_class(model)  # type: ignore[assignment]
+        cls = cast("type[E]", envelope_class(model))  # a name or kind resolves to its class
         latest: dict[str, E] = {}
-        for row in self.rows(kind=model.store_kind):
-            latest[row.artifact_id] = model.model_validate_json(row.body)
+        for row in self.rows(kind=cls.store_kind):
+            latest[row.artifact_id] = cls.model_validate_json(row.body)
         items = list(latest.values())
         if since is not None:
-            items = [i for i in items if _artifact_time(i) is None or _artifact_time(i) >= since]
-        return EnvelopeList(items, model)
+            items = [i for i in items if (at := _artifact_time(i)) is None or at >= since]
+        return EnvelopeList(items, cls)
 
     def frame(self, model: type[Envelope] | str, since: datetime | None = None) -> pd.DataFrame:
         return self.list(model, since=since).to_frame()

@@ -27,13 +27,18 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from contextos_lab.errors import EXIT_STORAGE, ContextosError
 
 BIN_ENV = "CONTEXTOS_PG_BIN"
 UNPRIVILEGED_USER = "nobody"
 
 
-class PostgresUnavailable(RuntimeError):
+class PostgresUnavailable(ContextosError, RuntimeError):
     """No PostgreSQL server binaries on this machine (install the `dev` extra)."""
+
+    exit_code = EXIT_STORAGE
 
 
 def find_bin_dir() -> Path:
@@ -178,7 +183,7 @@ class LocalPostgres:
         return log.read_text(errors="replace") if log.exists() else ""
 
     def _run(self, exe: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        kwargs = {}
+        kwargs: dict[str, Any] = {}
         if self.run_as is not None:
             kwargs = {"user": self.run_as.pw_uid, "group": self.run_as.pw_gid, "extra_groups": []}
         done = subprocess.run(

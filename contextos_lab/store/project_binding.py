@@ -25,7 +25,7 @@ from sqlalchemy import Column, Connection, Integer, String, Table, Text, inspect
 from sqlalchemy.exc import SQLAlchemyError
 
 from contextos_lab.domain.config import ProjectError
-from contextos_lab.errors import EXIT_USAGE, UserError
+from contextos_lab.errors import UserError
 from contextos_lab.store.database import make_engine, metadata
 
 if TYPE_CHECKING:
@@ -142,9 +142,7 @@ class BindingConflict(ProjectError, UserError):
     back, so nothing of it is stored (any command exits 2 with this line, naming both)."""
 
     def __init__(self, recorded: Binding, project: DomainConfig, why: str) -> None:
-        self.code = EXIT_USAGE
-        ProjectError.__init__(
-            self,
+        super().__init__(
             f"project {project.name} ({project.root}) cannot write to this store: it belongs to "
             f"project {recorded.describe()} ({why}, bound by a writer that got there first); "
             "nothing was stored: use another --store",

@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.schemas import ENVELOPES_BY_KIND
 from contextos_lab.schemas.base import Envelope
 
 
-class StoreRefusal(ValueError):
+class StoreRefusal(ContextosError, ValueError):
     """A write the store will not take; nothing was written. Names the artifact and why."""
 
     def __init__(self, kind: str, artifact_id: str, reason: str) -> None:

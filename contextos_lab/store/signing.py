@@ -19,6 +19,7 @@ from hashlib import sha256
 from pathlib import Path
 from typing import TypeVar
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.schemas.base import Envelope, canonical_json
 from contextos_lab.store.locations import default_key_file
 
@@ -27,7 +28,7 @@ S = TypeVar("S", bound=Envelope)
 DEFAULT_OVERRIDERS_FILE = Path(".contextos/authorised_overriders.json")
 
 
-class SigningKeyMissing(RuntimeError):
+class SigningKeyMissing(ContextosError, RuntimeError):
     pass
 
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import hmac
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, inspect, select
 from sqlalchemy.exc import SQLAlchemyError
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.schemas import ENVELOPES_BY_KIND
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.feedback import FeedbackEntry
@@ -44,7 +46,7 @@ _TEXT_COLUMNS = (
 )
 
 
-class _Tampered(Exception):
+class _Tampered(ContextosError):
     def __init__(self, verdict: str, reason: str) -> None:
         self.verdict, self.reason = verdict, reason
 
@@ -206,7 +208,7 @@ def _check_body(raw: Any) -> None:
         raise _Tampered("metadata_altered", "artifact id column differs from the body's id")
 
 
-def _check_head(heads: list[Any], key: bytes, last_seq: int, last_hash: str) -> None:
+def _check_head(heads: Sequence[Any], key: bytes, last_seq: int, last_hash: str) -> None:
     if not heads:
         if last_seq:
             raise _Tampered("head_missing", "chain head seal is missing")

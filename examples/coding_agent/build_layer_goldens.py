@@ -12,13 +12,14 @@ import importlib.util
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from contextos_lab.proposals.replay.goldens import (
+from contextos_lab.api import (
+    DecisionRecord,
     ExpectedOutcome,
     GoldenCase,
     dump_goldens,
     outputs_hash,
 )
-from contextos_lab.schemas.decision import DecisionRecord, TerminalStatus
+from contextos_lab.schemas.decision import TerminalStatus
 
 HERE = Path(__file__).resolve().parent
 T0 = datetime(2026, 10, 2, 8, 0, tzinfo=UTC)

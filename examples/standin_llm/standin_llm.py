@@ -20,8 +20,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextos_lab.harness.protocol import RunResult
-from contextos_lab.schemas.surface import ChangeClass, SurfaceLayer, TunableSurface
+from contextos_lab.api import ChangeClass, RunResult, SurfaceLayer, TunableSurface
 
 #: Median seconds per call and correctness base rate per model tier.
 MEDIAN_S = {"small": 0.15, "medium": 0.3, "large": 0.6}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import optuna
@@ -37,6 +38,17 @@ from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 NOT_PROMOTED = "not promoted"
 #: In the reason of a config stopped only because its estimated gain is under the bar.
 UNDER_BAR = "under the promotion bar"
+#: The typed flag (in a trial's `racing` attribute) `promotion_bar` counts: never the text.
+UNDER_BAR_ATTR = "under_bar"
+
+
+@dataclass(frozen=True)
+class NotPromoted:
+    """Why a config stops as not promoted; `under_bar` when only the bar stopped it (its
+    point estimate does add feasible hypervolume, a sliver), which `promotion_bar` counts."""
+
+    reason: str
+    under_bar: bool
 
 
 def promotes_on_estimate(ctx: RunContext, trial: optuna.Trial) -> bool:
@@ -156,8 +168,7 @@ def promotion_bar(study: optuna.Study, share: float, patience: int, before: int)
             run = 0
             continue
         raced = t.user_attrs.get("racing")  # an attribute edited out of shape counts as none
-        why = raced.get("dropped") if isinstance(raced, dict) else None
-        if isinstance(why, str) and UNDER_BAR in why:
+        if isinstance(raced, dict) and raced.get(UNDER_BAR_ATTR) is True:
             run += 1
             if run == patience:
                 halvings, run = halvings + 1, 0
@@ -172,6 +183,19 @@ def not_promoted_reason(
     run_var: Mapping[str, float] | None = None,
     bar: float | None = None,
 ) -> str | None:
+    """`not_promoted`'s reason alone (None to promote)."""
+    verdict = not_promoted(ctx, per_case, front, nearest, run_var, bar)
+    return None if verdict is None else verdict.reason
+
+
+def not_promoted(
+    ctx: RunContext,
+    per_case: pd.DataFrame,
+    front: list[tuple[np.ndarray, Reference | None]],
+    nearest: Reference | None,
+    run_var: Mapping[str, float] | None = None,
+    bar: float | None = None,
+) -> NotPromoted | None:
     """Why not, when the point estimate adds no feasible hypervolume, or less than
     `racing.promotion_min_gain` of the front's own; None to promote.
 
@@ -199,14 +223,16 @@ def not_promoted_reason(
     for (_, ref), row in zip(front, known, strict=True):
         if np.all(row <= mine[0]):
             by = f"trial #{ref.number}" if ref is not None else "a front member"
-            return f"{NOT_PROMOTED}: {how} adds no feasible hypervolume (weakly dominated by {by})"
+            why = f"{NOT_PROMOTED}: {how} adds no feasible hypervolume (weakly dominated by {by})"
+            return NotPromoted(why, under_bar=False)
     share = ctx.spec.racing.promotion_min_gain if bar is None else bar
     if share > 0:
         before = hypervolume(known)
         gain = hypervolume(np.vstack([known, mine])) - before
         if before > 0 and gain < share * before:
-            return (
+            return NotPromoted(
                 f"{NOT_PROMOTED}: {how} adds {gain / before:.3%} to the feasible hypervolume "
-                f"({UNDER_BAR}, {share:.4%})"
+                f"({UNDER_BAR}, {share:.4%})",
+                under_bar=True,
             )
     return None

@@ -37,6 +37,7 @@ value. Only a config that completes the full set gets values and can reach the g
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -45,17 +46,18 @@ import pandas as pd
 
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.objective import (
-    HarnessFailure,
+    ScoringFailure,
     check_scores,
     constraint_values,
     evaluate_cases,
 )
-from contextos_lab.autotune.pareto import normalised_losses
-from contextos_lab.autotune.racing.bounds import Estimate, estimate, paired
+from contextos_lab.autotune.racing.bounds import Estimate, estimate
+from contextos_lab.autotune.racing.evidence import MIN_DROP_MARGIN, drop_reason
 from contextos_lab.autotune.racing.order import case_order, order_key, racing_order, racing_seed
 from contextos_lab.autotune.racing.promotion import (
-    NOT_PROMOTED,
-    not_promoted_reason,
+    UNDER_BAR_ATTR,
+    NotPromoted,
+    not_promoted,
     promotes_on_estimate,
     promotion_bar,
     promotion_estimate,
@@ -71,80 +73,8 @@ from contextos_lab.autotune.racing.references import (
     nearest_reference,
 )
 from contextos_lab.harness.repeat_scores import MAY_BE_UNSCORED, UNMEASURED, RepeatScores
-from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
 __all__ = ["case_evaluations", "case_order", "drop_reason", "order_key", "race", "racing_seed"]
-
-#: A dropped trial's `racing_drop` constraint is at least this (strictly infeasible).
-MIN_DROP_MARGIN = 1e-9
-
-
-def drop_reason(
-    ctx: RunContext,
-    per_case: pd.DataFrame,
-    baseline: Mapping[str, float],
-    front: list[tuple[np.ndarray, Reference | None]],
-    baseline_ref: Reference | None = None,
-    nearest: Reference | None = None,
-) -> tuple[str, float] | None:
-    """(why, margin > 0) when the evidence says the config cannot reach the feasible front.
-
-    `nearest` is the completed trial closest to the config case by case (any completed trial,
-    feasible or not); its pairing bounds every check, so a config that repeats one already
-    evaluated is bounded about that trial's exact means."""
-    n_total, z = len(ctx.search), ctx.spec.racing.z
-    est = estimate(per_case, n_total, z)
-    near = ""
-    if nearest is not None:
-        est = est.intersect(paired(per_case, nearest.prefix, nearest.means, n_total, z))
-        near = f", paired with trial #{nearest.number}"
-    for name, floor in ctx.spec.guardrails.floors.model_dump().items():
-        if floor - est.high[name] > MIN_DROP_MARGIN:  # evidence, not float rounding
-            return (
-                f"floor {name}: at most {est.high[name]:.6g} on the full set "
-                f"(mean {est.mean[name]:.6g} on {est.n} cases{near}) < {floor}",
-                floor - est.high[name],
-            )
-    vs_base, with_base = est, near
-    if baseline_ref is not None:
-        vs_base = est.intersect(paired(per_case, baseline_ref.prefix, baseline, n_total, z))
-        with_base = ", paired with the baseline"
-        if nearest is not None and nearest.number != baseline_ref.number:
-            with_base += f" and trial #{nearest.number}"
-    for name, delta in ctx.spec.guardrails.accepted_deltas.model_dump().items():
-        if delta is None:
-            continue
-        best = vs_base.optimistic(name)
-        worse = baseline[name] - best
-        if DIRECTIONS[EvaluatorName(name)] == "minimize":
-            worse = -worse
-        if worse - delta > 0:
-            return (
-                f"accepted delta {name}: regresses by at least {worse:.6g} "
-                f"(> {delta}) from the baseline on {est.n} cases{with_base}",
-                worse - delta,
-            )
-    objectives = [e.value for e in ctx.spec.objectives]
-    dominating, margin, by_pairs = 0, 0.0, 0
-    for values, ref in front:
-        opt = est
-        if ref is not None:
-            opt = est.intersect(paired(per_case, ref.prefix, ref.means, n_total, z))
-        best = normalised_losses(np.array([[opt.optimistic(n) for n in objectives]]), ctx.spec)
-        known = normalised_losses(values[None, :], ctx.spec)
-        if np.all(known <= best):
-            dominating += 1
-            by_pairs += ref is not None
-            margin = max(margin, float(np.min(best - known)))
-    if dominating:
-        how = (f", {by_pairs} of them case by case" if by_pairs else "") + near
-        return (
-            f"dominated: even its optimistic bounds on {est.n} cases are dominated by "
-            f"{dominating} fully evaluated feasible trial(s){how}",
-            max(margin, MIN_DROP_MARGIN),
-        )
-    return None
-
 
 def race(
     ctx: RunContext,
@@ -155,94 +85,145 @@ def race(
     """`score_config`'s outcome once the config completes the full set; otherwise record the
     drop on the trial and raise `optuna.TrialPruned`. The baseline (`baseline` None) runs
     every stage and is never dropped: it is the reference the others are paired with."""
-    n_total = len(ctx.search)
-    sizes = ctx.spec.racing.sizes(n_total)
-    order = racing_order(ctx)
-    key = order_key(ctx)
-    config = ctx.space.config(params)
-    parts: list[pd.DataFrame] = []
-    stages: list[RepeatScores] = []
-    n_errors, harness_s, done = 0, 0.0, 0
-    baseline_ref = None if baseline is None else baseline_reference(trial.study, key)
-    concurrency = ctx.spec.execution_policy().concurrency_for(ctx.harness)
-    for stage, size in enumerate(sizes, start=1):
-        # rounds end a subset stage early on a proven breach. The full set runs whole: a config
-        # that got there completes with exact scores (and a set smaller than the smoke stage
-        # races as full fidelity); the baseline, never dropped, takes one call a stage.
-        rounds = baseline is not None and size < n_total
-        ends = ctx.spec.racing.round_ends(done, size, concurrency) if rounds else [size]
+    run = _Race(
+        ctx,
+        trial,
+        baseline,
+        config=ctx.space.config(params),
+        sizes=ctx.spec.racing.sizes(len(ctx.search)),
+        order=racing_order(ctx),
+        key=order_key(ctx),
+        baseline_ref=None if baseline is None else baseline_reference(trial.study, order_key(ctx)),
+        concurrency=ctx.spec.execution_policy().concurrency_for(ctx.harness),
+    )
+    for stage, size in enumerate(run.sizes, start=1):
+        run.run_stage(stage, size)
+        if size < run.n_total and baseline is not None:
+            run.judge_stage(stage, baseline)
+    return run.outcome()
+
+
+@dataclass
+class _Race:
+    """One trial's race in progress: the stages run so far, their scores and what they cost."""
+
+    ctx: RunContext
+    trial: optuna.Trial
+    baseline: Mapping[str, float] | None
+    config: dict[str, Any]
+    sizes: list[int]
+    order: np.ndarray
+    key: str
+    baseline_ref: Reference | None
+    concurrency: int
+    parts: list[pd.DataFrame] = field(default_factory=list)
+    stages: list[RepeatScores] = field(default_factory=list)
+    n_errors: int = 0
+    harness_s: float = 0.0
+    done: int = 0
+
+    @property
+    def n_total(self) -> int:
+        return len(self.ctx.search)
+
+    def run_stage(self, stage: int, size: int) -> None:
+        """Run the stage's cases up to `size`. Rounds end a subset stage early on a proven
+        breach (`optuna.TrialPruned`). The full set runs whole: a config that got there
+        completes with exact scores (and a set smaller than the smoke stage races as full
+        fidelity); the baseline, never dropped, takes one call a stage. A stage whose every
+        run errored is a harness failure (`ScoringFailure`), not a breach."""
+        ctx, baseline = self.ctx, self.baseline
+        rounds = baseline is not None and size < self.n_total
+        ends = ctx.spec.racing.round_ends(self.done, size, self.concurrency) if rounds else [size]
         stage_runs, stage_errors, first_error = 0, 0, None
         for end in ends:
-            rows = order[done:end]
-            got = evaluate_cases(ctx, ctx.search.cases.iloc[rows], config)
-            stages.append(got.scored)
-            parts.append(got.scored.per_case.set_axis(rows, axis=0))
-            n_errors, harness_s, done = n_errors + got.n_errors, harness_s + got.wall_s, end
+            rows = self.order[self.done : end]
+            got = evaluate_cases(ctx, ctx.search.cases.iloc[rows], self.config)
+            self.stages.append(got.scored)
+            self.parts.append(got.scored.per_case.set_axis(rows, axis=0))
+            self.n_errors, self.harness_s = (
+                self.n_errors + got.n_errors,
+                self.harness_s + got.wall_s,
+            )
+            self.done = end
             stage_runs += len(got.scored.long)
             stage_errors += got.n_errors
             first_error = first_error or got.first_error
-            # a stage whose every run errored is a harness failure (below), not a breach
             if end < size and baseline is not None and stage_errors < stage_runs:
-                so_far = _scored_so_far(parts)
-                proof = proven_breach(ctx, so_far, baseline, n_errors, ctx.spec.repeats)
-                if proof is not None:
-                    est = estimate(so_far, n_total, ctx.spec.racing.z)
-                    _record_drop(ctx, trial, est, stage, sizes, baseline, proof, n_errors)
-                    raise optuna.TrialPruned(proof[0])
+                self._drop_on_proof(stage, baseline)
         if stage_runs and stage_errors == stage_runs:
-            raise HarnessFailure(f"every case errored; first: {first_error}")
-        if size == n_total or baseline is None:
-            continue
-        so_far = _scored_so_far(parts)
-        near = nearest_reference(so_far, completed_references(trial.study, key))
+            raise ScoringFailure(f"every case errored; first: {first_error}")
+
+    def _drop_on_proof(self, stage: int, baseline: Mapping[str, float]) -> None:
+        """After a round: drop on a breach the cases already run prove (`racing.proof`)."""
+        so_far = _scored_so_far(self.parts)
+        proof = proven_breach(self.ctx, so_far, baseline, self.n_errors, self.ctx.spec.repeats)
+        if proof is not None:
+            est = estimate(so_far, self.n_total, self.ctx.spec.racing.z)
+            _record_drop(self.ctx, self.trial, est, stage, self.sizes, baseline, proof,
+                         self.n_errors)  # fmt: skip
+            raise optuna.TrialPruned(proof[0])
+
+    def judge_stage(self, stage: int, baseline: Mapping[str, float]) -> None:
+        """After a subset stage: drop on evidence (`drop_reason`, else a certain breach), or
+        stop the config as not promoted (`racing.promotion`); return to go on."""
+        ctx, trial, rc = self.ctx, self.trial, self.ctx.spec.racing
+        so_far = _scored_so_far(self.parts)
+        near = nearest_reference(so_far, completed_references(trial.study, self.key))
         # an outside proposal is dropped only when proved infeasible: the gate judges a
         # feasible one whether or not it is on the front (autotune.study.enqueue)
-        front = [] if "proposer" in trial.user_attrs else feasible_front(trial.study, key)
-        verdict = drop_reason(ctx, so_far, baseline, front, baseline_ref, near)
+        front = [] if "proposer" in trial.user_attrs else feasible_front(trial.study, self.key)
+        verdict = drop_reason(ctx, so_far, baseline, front, self.baseline_ref, near)
         if verdict is None:  # what the statistics leave open, a certain breach still drops
-            verdict = proven_breach(ctx, so_far, baseline, n_errors, ctx.spec.repeats)
-        run_var: dict[str, float] = {}
-        if verdict is None and promotes_on_estimate(ctx, trial):
-            run_var = run_variance(pd.concat([s.long for s in stages]), ctx.spec.repeats)
-            rc = ctx.spec.racing
-            bar = promotion_bar(
-                trial.study, rc.promotion_min_gain, rc.promotion_patience, trial.number
-            )
-            why = not_promoted_reason(ctx, so_far, front, near, run_var, bar)
-            verdict = None if why is None else (why, MIN_DROP_MARGIN)
+            verdict = proven_breach(ctx, so_far, baseline, self.n_errors, ctx.spec.repeats)
         if verdict is not None:
-            est = estimate(so_far, n_total, ctx.spec.racing.z)
-            point = None
-            if verdict[0].startswith(NOT_PROMOTED) and near is not None:
-                z = ctx.spec.racing.promotion_z  # what promotion judged, paired
-                point = promotion_estimate(so_far, near, n_total, z, run_var)
-            _record_drop(ctx, trial, est, stage, sizes, baseline, verdict, n_errors, point)
+            est = estimate(so_far, self.n_total, rc.z)
+            _record_drop(ctx, trial, est, stage, self.sizes, baseline, verdict, self.n_errors)
             raise optuna.TrialPruned(verdict[0])
-    raw = pd.concat(parts)
-    in_order = fill_unmeasured(raw)
-    full = raw.sort_index()  # the search set's own row order: same sums as full
-    scores = {name: float(full[name].mean()) for name in full.columns}
-    merged = RepeatScores(
-        long=pd.concat([s.long for s in stages]),
-        per_case=full,
-        pass_k=pd.concat([s.pass_k for s in stages]),
-        repeats=stages[0].repeats,
-    )
-    check_scores(scores)
-    trial.set_user_attr(
-        "racing",
-        {"stage": len(sizes), "n_stages": len(sizes), "stage_sizes": sizes,
-         "case_evaluations": n_total, "dropped": None},
-    )  # fmt: skip
-    raced = tuple(c for c in MAY_BE_UNSCORED if c in raw and raw[c].isna().any())
-    keep_reference(trial, in_order, sizes, key, raced)
-    return {
-        "scores": scores,
-        "n_case_errors": n_errors,
-        "error_rate": merged.error_rate,
-        "harness_s": harness_s,
-        "repeats": merged.summary(),
-    }
+        if not promotes_on_estimate(ctx, trial):
+            return
+        run_var = run_variance(pd.concat([s.long for s in self.stages]), ctx.spec.repeats)
+        bar = promotion_bar(trial.study, rc.promotion_min_gain, rc.promotion_patience, trial.number)
+        stop = not_promoted(ctx, so_far, front, near, run_var, bar)
+        if stop is None:
+            return
+        est = estimate(so_far, self.n_total, rc.z)
+        # what promotion judged, paired (`not_promoted` stops nothing without a `near`)
+        point = None if near is None else promotion_estimate(
+            so_far, near, self.n_total, rc.promotion_z, run_var
+        )  # fmt: skip
+        _record_drop(ctx, trial, est, stage, self.sizes, baseline,
+                     (stop.reason, MIN_DROP_MARGIN), self.n_errors, point, stop)  # fmt: skip
+        raise optuna.TrialPruned(stop.reason)
+
+    def outcome(self) -> dict[str, Any]:
+        """The completed config's scores on the full set, recorded as racing's last stage."""
+        raw = pd.concat(self.parts)
+        in_order = fill_unmeasured(raw)
+        full = raw.sort_index()  # the search set's own row order: same sums as full
+        scores = {name: float(full[name].mean()) for name in full.columns}
+        merged = RepeatScores(
+            long=pd.concat([s.long for s in self.stages]),
+            per_case=full,
+            pass_k=pd.concat([s.pass_k for s in self.stages]),
+            repeats=self.stages[0].repeats,
+        )
+        check_scores(scores)
+        sizes, n_total = self.sizes, self.n_total
+        self.trial.set_user_attr(
+            "racing",
+            {"stage": len(sizes), "n_stages": len(sizes), "stage_sizes": sizes,
+             "case_evaluations": n_total, "dropped": None},
+        )  # fmt: skip
+        raced = tuple(c for c in MAY_BE_UNSCORED if c in raw and raw[c].isna().any())
+        keep_reference(self.trial, in_order, sizes, self.key, raced)
+        return {
+            "scores": scores,
+            "n_case_errors": self.n_errors,
+            "error_rate": merged.error_rate,
+            "harness_s": self.harness_s,
+            "repeats": merged.summary(),
+        }
 
 
 def fill_unmeasured(per_case: pd.DataFrame) -> pd.DataFrame:
@@ -269,7 +250,7 @@ def _scored_so_far(parts: list[pd.DataFrame]) -> pd.DataFrame:
     (an errored case's missing latency and cost excepted: `fill_unmeasured`)."""
     so_far = fill_unmeasured(pd.concat(parts))
     if so_far.isna().any().any():
-        raise HarnessFailure(f"evaluation produced NaN scores {so_far.mean().to_dict()}")
+        raise ScoringFailure(f"evaluation produced NaN scores {so_far.mean().to_dict()}")
     return so_far
 
 
@@ -283,9 +264,11 @@ def _record_drop(
     verdict: tuple[str, float],
     n_errors: int,
     point: Mapping[str, float] | None = None,
+    stop: NotPromoted | None = None,
 ) -> None:
     """Stage, bounds and why on the trial. `estimates` are the prefix's own means; a trial
-    not promoted also keeps `point_estimate`, the paired means its promotion was judged on."""
+    not promoted (`stop`) also keeps `point_estimate`, the paired means its promotion was
+    judged on, and `under_bar`, whether only the promotion bar stopped it."""
     reason, margin = verdict
     trial.set_user_attr(
         "racing",
@@ -295,7 +278,8 @@ def _record_drop(
             "stage_sizes": sizes,
             "case_evaluations": est.n,
             "dropped": reason,
-            "not_promoted": reason.startswith(NOT_PROMOTED),
+            "not_promoted": stop is not None,
+            UNDER_BAR_ATTR: stop is not None and stop.under_bar,
             "n_case_errors": n_errors,
             "estimates": {k: round(v, 9) for k, v in est.mean.items()},
             "bounds": {k: [round(est.low[k], 9), round(est.high[k], 9)] for k in est.mean},

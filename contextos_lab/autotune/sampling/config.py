@@ -13,6 +13,7 @@ import optuna
 from pydantic import BaseModel, ConfigDict, Field
 
 from contextos_lab.autotune.sampling.local_search import FrontLocalSearchSampler
+from contextos_lab.errors import MissingDependency
 
 SamplerKind = Literal["tpe", "nsgaii", "gp", "botorch", "random", "optuna_default"]
 
@@ -72,7 +73,7 @@ class SamplerConfig(BaseModel):
             return optuna.samplers.RandomSampler(seed=seed)
         if self.kind == "gp":
             if importlib.util.find_spec("torch") is None:
-                raise RuntimeError(
+                raise MissingDependency(
                     "sampler kind 'gp' needs PyTorch (optuna.samplers.GPSampler); it is not "
                     "installed in this environment. Use tpe, nsgaii or random, or install the "
                     "extra: pip install 'contextos-lab[gp]'."
@@ -92,7 +93,7 @@ def _botorch(seed: int | None, n_startup_trials: int) -> optuna.samplers.BaseSam
         from optuna_integration import BoTorchSampler
         from optuna_integration.botorch import qnehvi_candidates_func
     except ImportError as err:
-        raise RuntimeError(
+        raise MissingDependency(
             "sampler kind 'botorch' needs BoTorch and optuna-integration; they are not "
             "installed in this environment. Use tpe, nsgaii or random, or install the extra: "
             "pip install 'contextos-lab[botorch]'."

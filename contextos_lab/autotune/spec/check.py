@@ -142,7 +142,7 @@ def check_spec(
     if isinstance(search, str) and isinstance(heldout, str) and search and heldout:
         resolver = spec if spec is not None else TuningRunSpec.model_construct()
         if spec is None:
-            resolver._base_dir = base  # type: ignore[misc]
+            resolver._base_dir = base
         search_path, heldout_path = resolver.resolve(search), resolver.resolve(heldout)
         checker = set_checker or default_set_checker
         problems.extend(checker(search_path, heldout_path))

@@ -11,6 +11,7 @@ import yaml
 from pydantic import ValidationError
 
 from contextos_lab.autotune.spec.run_spec import TuningRunSpec
+from contextos_lab.errors import EXIT_HELDOUT, EXIT_USAGE, ContextosError
 
 
 class OverlapProblem(str):
@@ -18,23 +19,17 @@ class OverlapProblem(str):
     the gate uses for the same refusal (docs/loop.md, CLI conventions)."""
 
 
-class SpecError(ValueError):
+class SpecError(ContextosError, ValueError):
     """A run spec that cannot start; `problems` holds every reason, one line each."""
 
     def __init__(self, problems: Sequence[str], source: str = "run spec") -> None:
         self.problems = list(problems)
         lines = "\n".join(f"  - {p}" for p in self.problems)
-        super().__init__(f"{source} refused ({len(self.problems)} problem(s)):\n{lines}")
-
-    @property
-    def code(self) -> int:
-        """Exit status: 7 when the sets overlap (whatever else is wrong), else 2."""
-        from contextos_lab.errors import EXIT_HELDOUT, EXIT_USAGE
-
-        return (
-            EXIT_HELDOUT
-            if any(isinstance(p, OverlapProblem) for p in self.problems)
-            else (EXIT_USAGE)
+        # exit status: 7 when the sets overlap (whatever else is wrong), else 2
+        overlap = any(isinstance(p, OverlapProblem) for p in self.problems)
+        super().__init__(
+            f"{source} refused ({len(self.problems)} problem(s)):\n{lines}",
+            code=EXIT_HELDOUT if overlap else EXIT_USAGE,
         )
 
 

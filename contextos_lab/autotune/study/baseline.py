@@ -11,16 +11,21 @@ from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.study.trial_claim import ask_claimed
 from contextos_lab.autotune.study.trial_count import _uncounted
 from contextos_lab.autotune.study.trial_run import close_duplicate_baseline, run_one_trial
+from contextos_lab.errors import EXIT_HARNESS, EXIT_PROTOCOL, ContextosError
 from contextos_lab.harness.program.result_lines import PROTOCOL_ERROR
 
 
-class HarnessUnreachable(RuntimeError):
+class HarnessUnreachable(ContextosError, RuntimeError):
     """The baseline trial could not run: no study trial should start against this harness."""
+
+    exit_code = EXIT_HARNESS
 
 
 class HarnessProtocolError(HarnessUnreachable):
     """The baseline failed because the harness broke the protocol (malformed output, an unknown
     or repeated case id, a wrong type): deterministic, so a retry cannot help (exit 9)."""
+
+    exit_code = EXIT_PROTOCOL
 
 
 def baseline_failed(number: int, reason: object) -> HarnessUnreachable:

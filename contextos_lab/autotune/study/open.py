@@ -9,6 +9,7 @@ from optuna.storages import BaseStorage
 
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.sampling.config import SamplerConfig
+from contextos_lab.errors import EXIT_MISMATCH, ContextosError
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 
 #: Spec fields that define the problem; a resumed study must agree on all of them.
@@ -25,8 +26,10 @@ PROBLEM_FIELDS: tuple[str, ...] = (
 )
 
 
-class StudyMismatch(RuntimeError):
+class StudyMismatch(ContextosError, RuntimeError):
     """A study of that name exists but was created from a different problem definition."""
+
+    exit_code = EXIT_MISMATCH
 
 
 def problem_hash(ctx: RunContext) -> str:

@@ -10,7 +10,7 @@ from optuna.trial import TrialState
 
 from contextos_lab.autotune import objective
 from contextos_lab.autotune.context import RunContext
-from contextos_lab.autotune.objective import HarnessFailure
+from contextos_lab.autotune.objective import ScoringFailure
 from contextos_lab.autotune.racing.racing import race
 from contextos_lab.autotune.spend_guard import SpendGuard
 from contextos_lab.autotune.study import trial_attrs
@@ -46,7 +46,7 @@ def run_one_trial(
         return None
     try:
         values = run_trial(ctx, trial, baseline)
-    except HarnessFailure as exc:
+    except ScoringFailure as exc:
         log.warning("trial %d failed: %s", trial.number, exc)
         return _laid_out(ctx, study.tell(trial, state=TrialState.FAIL))
     except optuna.TrialPruned:  # dropped by racing; its stage and reason are in user attrs
@@ -91,7 +91,7 @@ def _guard(
 def run_trial(
     ctx: RunContext, trial: optuna.Trial, baseline: Mapping[str, float] | None
 ) -> tuple[float, ...]:
-    """Score one trial and record it. Raises HarnessFailure (after recording the reason)."""
+    """Score one trial and record it. Raises ScoringFailure (after recording the reason)."""
     params = ctx.space.suggest(trial)
     # Few, grouped attributes, one commit per group (autotune.study.trial_attrs): each write is a
     # storage round trip, and on a server database round trips are the kit's per-trial cost.
@@ -109,7 +109,7 @@ def run_trial(
             outcome = race(ctx, trial, params, baseline)  # optuna.TrialPruned when dropped
         else:
             outcome = (ctx.score_config or objective.score_config)(ctx, params)
-    except HarnessFailure as exc:
+    except ScoringFailure as exc:
         # what the failed attempt paid, and why it failed
         trial_attrs.record(trial, {"fail_reason": str(exc), "spend": ctx.meter.as_dict()})
         raise

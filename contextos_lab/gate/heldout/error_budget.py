@@ -87,7 +87,8 @@ class BudgetState(BaseModel):
 def new_method(budget: ErrorBudget) -> LordPlusPlus:
     """A fresh LORD++ test under this budget (the gamma sequence set to `HorizonGamma`)."""
     method = LordPlusPlus(alpha=budget.alpha, wealth=budget.initial_wealth)
-    method.seq = HorizonGamma(budget.horizon)  # public attribute; see module docstring
+    # public attribute (see module docstring), annotated narrower than the base class it takes
+    method.seq = HorizonGamma(budget.horizon)  # type: ignore[assignment]
     return method
 
 

@@ -23,14 +23,17 @@ from contextos_lab.autotune.cases import (
     scope_to_intent,
 )
 from contextos_lab.autotune.context import RunContext
+from contextos_lab.errors import EXIT_HARNESS, EXIT_HELDOUT, ContextosError
 from contextos_lab.gate.heldout import ledger
 from contextos_lab.gate.heldout.error_budget import BudgetState
 from contextos_lab.schemas.error_budget import ErrorBudget
 from contextos_lab.schemas.scorecard import EvaluatorName
 
 
-class HeldoutOverlapError(ValueError):
+class HeldoutOverlapError(ContextosError, ValueError):
     """The held-out set shares cases with the search set: the gate refuses to read it."""
+
+    exit_code = EXIT_HELDOUT
 
     def __init__(self, shared: list[str], source: str) -> None:
         self.shared = shared
@@ -42,8 +45,10 @@ class HeldoutOverlapError(ValueError):
         )
 
 
-class HeldoutRunError(RuntimeError):
+class HeldoutRunError(ContextosError, RuntimeError):
     """A config could not be evaluated on the held-out cases."""
+
+    exit_code = EXIT_HARNESS
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from contextos_lab.errors import EXIT_HELDOUT, ContextosError
 from contextos_lab.gate.heldout.error_budget import BudgetState, state
 from contextos_lab.schemas.error_budget import ErrorBudget
 
@@ -105,8 +106,10 @@ class Retirement(BaseModel):
     at: datetime
 
 
-class HeldoutBudgetSpent(RuntimeError):
+class HeldoutBudgetSpent(ContextosError, RuntimeError):
     """The held-out set's error budget is spent (or the set is retired): refresh it."""
+
+    exit_code = EXIT_HELDOUT
 
 
 def _lines(fh: Any) -> Iterator[dict[str, Any]]:

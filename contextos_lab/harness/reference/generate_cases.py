@@ -150,8 +150,8 @@ def draw_case(rng: np.random.Generator) -> tuple[dict[str, Any], ExpectedReplayO
     order = np.argsort(-relevance, kind="stable")
     rank = {int(j): r for r, j in enumerate(order)}
     evidence = []
-    for j, (kind, doc_id, hop, _, text, has_pii) in enumerate(items):
-        tokens = doc_tokens(text if text is not None else POLICY_DOCS[doc_id])
+    for j, (kind, doc_id, hop, _, body, has_pii) in enumerate(items):
+        tokens = doc_tokens(body if body is not None else POLICY_DOCS[doc_id])
         item: dict[str, Any] = {
             "id": doc_id,
             "kind": kind,

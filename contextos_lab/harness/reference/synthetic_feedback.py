@@ -59,7 +59,8 @@ def support_desk(
         status, decision, reason = TerminalStatus.completed, "approve", None
         tools: list[str] = ["order_lookup", "policy_eval"]
         missing: tuple[str, ...] = ()
-        inputs: dict[str, object] = {"amount": int(rng.integers(5, 900))}
+        amount = int(rng.integers(5, 900))
+        inputs: dict[str, object] = {"amount": amount}
         if key == "support.refund.execute":
             if rng.random() < 0.15:
                 missing = ("evidence:refund_window_proof",)
@@ -71,7 +72,7 @@ def support_desk(
                     "deny",
                     "refund_window_misjudged",
                 )
-            elif int(inputs["amount"]) < 150 and rng.random() < 0.6:
+            elif amount < 150 and rng.random() < 0.6:
                 status, decision, reason = TerminalStatus.escalated, "escalate", "over_escalation"
                 inputs["expected_decision"] = "approve"
         elif key == "support.account.update":

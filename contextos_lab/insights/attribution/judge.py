@@ -14,6 +14,7 @@ leaves the kit's own attribution, with the reason in its evidence.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -142,7 +143,7 @@ class ChatJudge:
         stored = self.cache.get_many(list(keys.values()))
         todo = [i for i in asks if keys[i] not in stored]
         answers = run_pool(
-            [lambda m=asks[i]: self._budgeted(m) for i in todo],
+            [functools.partial(self._budgeted, asks[i]) for i in todo],
             self.max_concurrency,
             [self.timeout_s + 5] * len(todo),
         )

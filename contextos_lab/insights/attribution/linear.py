@@ -245,19 +245,19 @@ def _select_with_scores(
     run's candidate scores under that pair's weights fitted without it (out-of-fold)."""
     from sklearn.model_selection import KFold
 
-    which = np.asarray(which)
+    runs = np.asarray(which)
     hits = dict.fromkeys(GRID, 0)
     held: dict[tuple[str, float], dict[int, np.ndarray]] = {pc: {} for pc in GRID}
-    splitter = KFold(n_splits=min(folds, len(which)), shuffle=True, random_state=seed)
-    for train, test in splitter.split(which):
-        x, y, _ = _stack(parts, which[train])
+    splitter = KFold(n_splits=min(folds, len(runs)), shuffle=True, random_state=seed)
+    for train, test in splitter.split(runs):
+        x, y, _ = _stack(parts, runs[train])
         if len(set(y)) < 2:
             continue
         for penalty, c in GRID:
             w = _fit(x, y, c, penalty)
-            hits[penalty, c] += sum(_hits(w, parts[r]) for r in which[test])
+            hits[penalty, c] += sum(_hits(w, parts[r]) for r in runs[test])
             vector = np.array([w[f] for f in STEP_FEATURES])
-            held[penalty, c] |= {int(r): parts[r][0] @ vector for r in which[test]}
+            held[penalty, c] |= {int(r): parts[r][0] @ vector for r in runs[test]}
     best = max(hits.values())
     chosen = next(pc for pc in GRID if hits[pc] == best)
     return chosen, held[chosen]

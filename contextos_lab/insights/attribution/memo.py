@@ -12,15 +12,16 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 R = TypeVar("R")
 
 
 def last_run(
-    duplicate: Callable[[R], R] = copy.deepcopy,
+    duplicate: Callable[[Any], Any] = copy.deepcopy,
 ) -> Callable[[Callable[..., R]], Callable[..., R]]:
-    """Decorate `fn(run, *args, **kwargs)`: answered from the previous call for this run."""
+    """Decorate `fn(run, *args, **kwargs)`: answered from the previous call for this run
+    (`duplicate` copies the result, so a caller's edits never reach the memo)."""
 
     def decorate(fn: Callable[..., R]) -> Callable[..., R]:
         last: list[Any] = [None, None, None]  # run, (args, kwargs), result
@@ -29,10 +30,10 @@ def last_run(
         def wrapper(run: Any, *args: Any, **kwargs: Any) -> R:
             key = (args, kwargs)
             if run is last[0] and key == last[1]:
-                return duplicate(last[2])
+                return cast(R, duplicate(last[2]))
             result = fn(run, *args, **kwargs)
             last[:] = [run, key, result]
-            return duplicate(result)
+            return cast(R, duplicate(result))
 
         return wrapper
 

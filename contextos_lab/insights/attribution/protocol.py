@@ -59,7 +59,10 @@ class Attribution:
 
 @runtime_checkable
 class Attributor(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """The attributor's name (read-only: a frozen dataclass's field satisfies it)."""
+        ...
 
     def attribute(self, run: RunTrace) -> Attribution | None:
         """The attribution for a failed run, or None when the run has no turn to blame."""

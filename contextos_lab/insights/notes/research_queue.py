@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.insights.routing import route
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.ids import new_id
@@ -51,7 +52,7 @@ class SecurityEvent(BaseModel):
     detail: str = ""
 
 
-class ScopeExceeded(PermissionError):
+class ScopeExceeded(ContextosError, PermissionError):
     def __init__(self, event: SecurityEvent) -> None:
         self.event = event
         super().__init__(

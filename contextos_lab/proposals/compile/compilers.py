@@ -237,6 +237,8 @@ def compile_strategy_rule(
             layer = DEFAULT_LAYER[reason]
         else:
             raise CompileError(f"name a layer: reason class {reason} has no default adjustment")
+    if layer is None:  # a `layer` row that names none
+        raise CompileError(f"name a layer: the project's row for {reason} names none")
     chosen = AdjustmentLayer(layer)
     same_row = row is not None and row.layer == chosen
     merged = {**(row.value if same_row and row else {}), **dict(value or {})}

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextos_lab.domain.config import CompilerSpec
+from contextos_lab.errors import ContextosError
 from contextos_lab.proposals.policy.bundle import AMOUNT, PolicyBundle
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.strategy import Adjustment, AdjustmentLayer, PatchOp, ProposalClass
 
 
-class CompileError(ValueError):
+class CompileError(ContextosError, ValueError):
     """The compiler cannot build a well-formed proposal or rule from this insight."""
 
 
@@ -152,11 +153,11 @@ def _threshold(
     return Arm(cls, _op(spec, existing, live, True), body, why)
 
 
-def raise_approval_threshold(spec, ctx, live, records) -> Arm:  # type: ignore[no-untyped-def]
+def raise_approval_threshold(spec, ctx, live, records) -> Arm:
     return _threshold(spec, ctx, live, records, lower_gate=True)
 
 
-def lower_approval_threshold(spec, ctx, live, records) -> Arm:  # type: ignore[no-untyped-def]
+def lower_approval_threshold(spec, ctx, live, records) -> Arm:
     return _threshold(spec, ctx, live, records, lower_gate=False)
 
 

@@ -14,15 +14,16 @@ import re
 import tempfile
 from pathlib import Path
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.schemas.base import Envelope
 from contextos_lab.schemas.tuning import ReportRef
 
 
-class ProposalExists(FileExistsError):
+class ProposalExists(ContextosError, FileExistsError):
     """A proposal file with that id already exists; it is never overwritten."""
 
 
-class UnsafeProposalPath(ValueError):
+class UnsafeProposalPath(ContextosError, ValueError):
     """A proposal file would land outside its folder (an id that is not one plain file name)
     or through a symbolic link (a `proposals/` pointing elsewhere): nothing is written."""
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.insight import InsightCluster
@@ -37,7 +38,7 @@ FROM_MONITOR: dict[MonitorDecision, ClosureStatus] = {
 }
 
 
-class ClosureRefused(ValueError):
+class ClosureRefused(ContextosError, ValueError):
     pass
 
 

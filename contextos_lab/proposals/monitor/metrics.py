@@ -149,7 +149,7 @@ def loop_metrics(store: Any) -> LoopMetrics:
     retired = sum(
         1
         for r, e in ends
-        if e and e[0] == "retired" and e[1] - r.released_at <= RETIRE_WINDOW  # type: ignore[operator]
+        if e and e[0] == "retired" and e[1] - r.released_at <= RETIRE_WINDOW
     )
     notes = store.list(Note)
     tasks = store.list(ResearchTask)

@@ -84,7 +84,7 @@ def _corrections(store: Any, rule: StrategyRule) -> list[datetime]:
 
 def recurrence_after_release(store: Any, rule: StrategyRule) -> int:
     """Corrections of the source cluster's (decision_key, reason class) signed after release."""
-    return sum(1 for t in _corrections(store, rule) if t > rule.released_at)  # type: ignore[operator]
+    return sum(1 for t in _corrections(store, rule) if t > rule.released_at)
 
 
 def recurrence_p(
@@ -94,7 +94,7 @@ def recurrence_p(
     before = [
         t
         for t in _corrections(store, rule)
-        if rule.released_at - timedelta(days=baseline_days) <= t <= rule.released_at  # type: ignore[operator]
+        if rule.released_at - timedelta(days=baseline_days) <= t <= rule.released_at
     ]
     expected = len(before) / baseline_days * max(days, 1.0)
     return float(poisson.sf(count - 1, expected)) if count else 1.0
@@ -153,7 +153,7 @@ def monitor_window(
                 if len(zs[n]) >= k
                 and bounds[n][k - 1] is not None
                 and zs[n][k - 1] > bounds[n][k - 1]
-            ),  # type: ignore[operator]
+            ),
         )
         for k in range(1, len(days) + 1)
     )
@@ -205,7 +205,7 @@ def monitor_window(
     )
     verdict_id = new_id("mv", at=stamp, seed=key)
     if store is not None and (found := store.find(verdict_id)) is not None:
-        return found  # type: ignore[return-value]
+        return found
     result = MonitorVerdict(
         monitor_verdict_id=verdict_id,
         rule_id=rule.rule_id,

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.strategy import Patch, PatchOp, PatchTarget
@@ -43,7 +44,7 @@ _OPS = {
 }
 
 
-class PatchError(ValueError):
+class PatchError(ContextosError, ValueError):
     """A patch that does not apply to the bundle it names."""
 
 

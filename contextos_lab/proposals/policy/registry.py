@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from contextos_lab.errors import UserError
+from contextos_lab.errors import ContextosError, UserError
 from contextos_lab.proposals.policy import DEFAULT_BUNDLES_DIR as DEFAULT_BUNDLES_DIR
 from contextos_lab.proposals.policy.bundle import PolicyBundle
 
@@ -34,7 +34,7 @@ class BundleNotFound(UserError, KeyError):
         return str(self.args[0]) if self.args else "bundle not found"
 
 
-class BundleIntegrityError(RuntimeError):
+class BundleIntegrityError(ContextosError, RuntimeError):
     """A version file's content does not match the hash it was pinned or activated with."""
 
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.proposals.policy.bundle import PatchError, PolicyBundle, apply_patch
 from contextos_lab.schemas.strategy import StrategyProposal, StrategyRule
 
 
-class LintConflict(ValueError):
+class LintConflict(ContextosError, ValueError):
     def __init__(self, subject: str, conflicts: Sequence[str]) -> None:
         self.subject, self.conflicts = subject, list(conflicts)
         super().__init__(f"{subject} conflicts with active rules: " + "; ".join(conflicts))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.proposals.policy.bundle import PolicyBundle, apply_patch
 from contextos_lab.proposals.policy.registry import BundleRegistry
 from contextos_lab.proposals.release.checklist import release_checklist, verdict_refusals
@@ -50,7 +51,7 @@ S = LifecycleStatus
 PRE_RELEASE_ROWS = ("Feedback", "Insight", "Proposal")
 
 
-class ReleaseRefused(RuntimeError):
+class ReleaseRefused(ContextosError, RuntimeError):
     def __init__(self, subject: str, reasons: list[str]) -> None:
         self.subject, self.reasons = subject, reasons
         super().__init__(f"refusing to release {subject}: " + "; ".join(reasons))

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from contextos_lab.errors import ContextosError
 from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
@@ -25,7 +26,7 @@ from contextos_lab.store.signing import (
 )
 
 
-class ReviewRefused(ValueError):
+class ReviewRefused(ContextosError, ValueError):
     pass
 
 
@@ -70,7 +71,9 @@ def record_review(
         rationale=rationale,
         signed_at=when,
     )
-    review = sign_entry(review, key or _store_key(store))
+    signing = key or _store_key(store)  # required: a missing key raises SigningKeyMissing
+    assert signing is not None
+    review = sign_entry(review, signing)
     store.append(review)
     if verdict == ReviewOutcome.reject:
         reject_subject(store, subject, review)

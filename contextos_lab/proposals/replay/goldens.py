@@ -11,7 +11,7 @@ None means "this golden must not change": any change is `changed_unexpected`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -47,7 +47,7 @@ class ExpectedOutcome(BaseModel):
         return out
 
 
-def outputs_hash(outputs: dict[str, object]) -> str:
+def outputs_hash(outputs: Mapping[str, object]) -> str:
     """sha256 of the canonical JSON of a replay's outputs: the one definition of outputs_hash."""
     return sha256_hex(canonical_json(outputs))
 

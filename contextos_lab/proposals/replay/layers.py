@@ -25,6 +25,7 @@ from typing import Any
 
 from contextos_lab.domain.active import active_project
 from contextos_lab.domain.config import DomainConfig
+from contextos_lab.errors import ContextosError
 from contextos_lab.proposals.compile.entry import resolve_entry
 from contextos_lab.proposals.compile.table import CompileError
 from contextos_lab.proposals.release.layer_registry import LayerRegistry, LayerState
@@ -50,7 +51,7 @@ REPLAYER_ENTRY = "layer_replay:replay"
 Replayer = Callable[[DecisionRecord, list[dict[str, Any]]], dict[str, Any]]
 
 
-class LayerReplayError(ValueError):
+class LayerReplayError(ContextosError, ValueError):
     """The project cannot replay this layer (no replayer, no goldens, a malformed outcome)."""
 
 

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from contextos_lab.domain.active import active_project
 from contextos_lab.domain.config import ReplaySafetyRule
+from contextos_lab.errors import ContextosError
 from contextos_lab.proposals.policy.bundle import (
     PolicyBundle,
     PolicyDecision,
@@ -62,7 +63,7 @@ COST_BASE_CENTS, COST_PER_LOOKUP_CENTS, COST_HUMAN_CENTS = 0.2, 0.1, 50.0
 EVALUATORS = ("policy", "safety", "utility", "latency", "cost")
 
 
-class BaselineDrift(RuntimeError):
+class BaselineDrift(ContextosError, RuntimeError):
     """A golden's recorded outputs_hash is not reproduced by the pinned baseline."""
 
 

@@ -12,6 +12,7 @@ from optuna.trial import TrialState
 
 from contextos_lab.autotune.racing.promotion import (
     UNDER_BAR,
+    UNDER_BAR_ATTR,
     not_promoted_reason,
     point_estimate,
     promotes_on_estimate,
@@ -264,10 +265,9 @@ def _verdicts(study: optuna.Study, kinds: str) -> None:
             study.add_trial(optuna.trial.create_trial(value=0.0))
             continue
         why = f"not promoted: adds 0.1% ({UNDER_BAR}, 0.2%)" if kind == "s" else "dominated"
+        raced = {"dropped": why, UNDER_BAR_ATTR: kind == "s"}  # the typed flag, not the text
         study.add_trial(
-            optuna.trial.create_trial(
-                state=TrialState.PRUNED, user_attrs={"racing": {"dropped": why}}
-            )
+            optuna.trial.create_trial(state=TrialState.PRUNED, user_attrs={"racing": raced})
         )
 
 
@@ -289,6 +289,20 @@ def test_the_promotion_bar_halves_after_patience_slivers_in_a_row() -> None:
         optuna.trial.create_trial(state=TrialState.PRUNED, user_attrs={"racing": "garbled"})
     )
     assert promotion_bar(study, 0.004, 4, n + 1) == 0.001
+
+
+def test_the_promotion_bar_counts_the_typed_flag_never_the_reason_text() -> None:
+    """A reason that merely mentions the bar (an operator's note, a reworded message) is not a
+    sliver verdict; the typed `under_bar` flag is, whatever the text says."""
+    worded, flagged = optuna.create_study(), optuna.create_study()
+    for study, raced in ((worded, {"dropped": f"note: {UNDER_BAR}"}),
+                         (flagged, {"dropped": "reworded", UNDER_BAR_ATTR: True})):  # fmt: skip
+        for _ in range(2):
+            study.add_trial(
+                optuna.trial.create_trial(state=TrialState.PRUNED, user_attrs={"racing": raced})
+            )
+    assert promotion_bar(worded, 0.004, 2, 2) == 0.004
+    assert promotion_bar(flagged, 0.004, 2, 2) == 0.002
 
 
 def test_a_lowered_bar_promotes_the_sliver_the_spec_s_bar_stops(big_case_dir: Path) -> None:
