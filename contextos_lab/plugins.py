@@ -152,7 +152,7 @@ class Registry(Generic[T]):
 
     def _made(self, ref: str, obj: Any) -> T:
         if self._accepts(obj) and not isinstance(obj, type):
-            return obj  # type: ignore[no-any-return]
+            return obj
         if not callable(obj):
             raise PluginError(f"{ref} is neither a {self.kind} nor a factory of one")
         return self._checked(ref, obj())
@@ -160,7 +160,7 @@ class Registry(Generic[T]):
     def _checked(self, ref: str, made: Any) -> T:
         if not self._accepts(made):
             raise PluginError(f"{ref} did not produce a {self.kind} (got {type(made).__name__})")
-        return made  # type: ignore[no-any-return]
+        return made
 
 
 def _distribution(ep: EntryPoint) -> str:

@@ -144,7 +144,7 @@ class _Adapted(BaseHarness):
         if self._batch is None:
             return super().run_batch(cases, config, seeds, case_timeout_s)
         given = {"seeds": seeds, "case_timeout_s": case_timeout_s}
-        return self._batch(cases, config, **{k: given[k] for k in self._batch_kwargs})  # type: ignore[no-any-return]
+        return self._batch(cases, config, **{k: given[k] for k in self._batch_kwargs})
 
     def cache_identity(self) -> str:
         if self.version:
