@@ -104,6 +104,7 @@ def envelope_class(kind: str | type[Envelope]) -> type[Envelope]:
         )
     return found
 
+
 __all__ = [
     "DIRECTIONS",
     "ENVELOPES",

@@ -83,7 +83,8 @@ def format_tier_report(report: dict[str, Any]) -> str:
         "not measured yet"
         if a["rho"] is None
         else (
-            f"{a['rho']:.3f} [{a['low']:.3f}, {a['high']:.3f}] ({a['level']:.0%}) on {a['objective']}"
+            f"{a['rho']:.3f} [{a['low']:.3f}, {a['high']:.3f}] ({a['level']:.0%}) "
+            f"on {a['objective']}"
         )
     )
     lines = [
