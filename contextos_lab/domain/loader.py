@@ -23,7 +23,9 @@ COMPILERS = Path("harness") / "compilers.yaml"
 SURFACES = Path("harness") / "tunable-surfaces.json"
 #: The bundled example domain (the reference refund desk), beside its reference harness.
 #: (Found from the package root, not this file, so the module may move within the package.)
-BUNDLED_PROJECT = Path(str(files("contextos_lab"))).resolve() / "harness" / "reference" / "project"
+BUNDLED_PROJECT = (
+    Path(str(files("contextos_lab"))).resolve() / "harness" / "reference" / "project"
+)
 
 
 def is_project(path: Path | str) -> bool:

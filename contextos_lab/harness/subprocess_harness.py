@@ -262,7 +262,8 @@ class SubprocessHarness:
             if failure is None:  # exit 0, but lines broke the protocol or cases went missing
                 missing = [c for c in case_ids if c not in lines.rows]
                 detail = lines.first_problem or (
-                    f"no result for {len(missing)} of {len(case_ids)} cases (first: {missing[0]!r})"
+                    f"no result for {len(missing)} of {len(case_ids)} cases "
+                    f"(first: {missing[0]!r})"
                 )
                 failure = missing_reason = f"{PROTOCOL_ERROR}: {detail}"
             elif record.timed_out and case_timeout_s is not None:

@@ -141,7 +141,7 @@ def _near(first: re.Pattern[str], second: re.Pattern[str], text: str) -> bool:
     (verb-final languages put the object before the verb)."""
     for match in first.finditer(text):
         lo, hi = max(0, match.start() - _WINDOW), match.end() + _WINDOW
-        if second.search(text[lo : match.start()]) or second.search(text[match.end() : hi]):
+        if second.search(text[lo:match.start()]) or second.search(text[match.end() : hi]):
             return True
     return False
 

@@ -37,8 +37,6 @@ CAP = 3
 
 #: A word: letters or digits of any script (not `_`), so non-Latin text keeps its words.
 _WORD = re.compile(r"[^\W_]+")
-
-
 def fingerprint(rationale: str, proposed_change: str | None) -> str:
     """Dedup key: the same observation, however spaced, cased or Unicode-composed, is one
     reflection; words of every script count (a Latin-only tokeniser would make every Chinese

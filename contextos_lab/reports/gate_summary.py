@@ -163,7 +163,8 @@ def summary_markdown(run: GateRun) -> str:
         top = shown[0]
         title = "recommended operating point" if family else "best-ranked candidate tested"
         lines += [
-            f"### What changes — {title} `{top.candidate.candidate_id}` ({top.decision.verdict})",
+            f"### What changes — {title} `{top.candidate.candidate_id}` "
+            f"({top.decision.verdict})",
             "",
             "| knob | from | to |",
             "|---|---|---|",

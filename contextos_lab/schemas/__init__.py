@@ -104,7 +104,6 @@ def envelope_class(kind: str | type[Envelope]) -> type[Envelope]:
         )
     return found
 
-
 __all__ = [
     "DIRECTIONS",
     "ENVELOPES",

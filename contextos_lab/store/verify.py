@@ -104,7 +104,8 @@ def _holds_nothing(store: StoreHandle) -> bool:
 
                 counted.append(project_binding)
             return all(
-                conn.execute(select(func.count()).select_from(t)).scalar_one() == 0 for t in counted
+                conn.execute(select(func.count()).select_from(t)).scalar_one() == 0
+                for t in counted
             )
     except SQLAlchemyError:
         return False

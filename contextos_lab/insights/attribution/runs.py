@@ -139,7 +139,8 @@ def trace_attribution(trace: Trace, attributor: Attributor) -> dict[str, Any] | 
         "probability": a.probability,
         "low_confidence": a.low_confidence,
         "candidates": [
-            {"step": c.step, "agent": c.agent, "probability": c.probability} for c in a.candidates
+            {"step": c.step, "agent": c.agent, "probability": c.probability}
+            for c in a.candidates
         ],
         "attributor": a.attributor,
     }

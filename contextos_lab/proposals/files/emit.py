@@ -47,6 +47,7 @@ from contextos_lab.schemas.tuning import (
 PROPOSALS_DIR = "proposals"
 
 
+
 class EmitResult(BaseModel):
     """What emission wrote, what it refused to write, and why."""
 
