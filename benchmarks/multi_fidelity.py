@@ -222,16 +222,17 @@ def goals_from(rows: list[dict[str, Any]], reference: dict[int, dict[str, Any]],
                peer: dict[str, Any], budget: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
     by = {(r["pair"], r["seed"]): r for r in rows}
     seeds = sorted({s for p, s in by if p == "cheap" and s in reference})
-    t_share, c_share, penalty, ratio25 = [], [], [], []
+    t_share, c_share, penalty, ratio25, none_cost = [], [], [], [], []
+    for s in sorted({s for p, s in by if p == "unrelated" and s in reference}):
+        ref = float(reference[s]["calls_to_0.95"])
+        penalty.append(by[("unrelated", s)]["target_calls_to_0.95"] / ref - 1.0)
+        none_cost.append(by[("unrelated", s)]["cost_to_0.95"] / ref - 1.0)
     for s in seeds:
         ref = float(reference[s]["calls_to_0.95"])
         got = by[("cheap", s)]
         t_share.append(got["target_calls_to_0.95"] / ref)
         c_share.append(got["cost_to_0.95"] / ref)
         ratio25.append(got["ratio@25"])
-        if ("unrelated", s) in by:
-            none = by[("unrelated", s)]
-            penalty.append(none["target_calls_to_0.95"] / ref - 1.0)
     worst = min(r["share"] for r in budget)
     over = max(r["share"] for r in budget)
     m_t, m_c, m_p, m_r = median(t_share), median(c_share), median(penalty), median(ratio25)
@@ -244,7 +245,10 @@ def goals_from(rows: list[dict[str, Any]], reference: dict[int, dict[str, Any]],
                                       "met": m_c <= 0.7, "seeds": len(seeds), "note": note},
         "no_agreement_penalty": {"goal": "<= 0.10", "measured": round(m_p, 4),
                                  "met": m_p <= 0.10, "seeds": len(penalty),
-                                 "max": round(max(penalty), 4) if penalty else None},
+                                 "max": round(max(penalty), 4) if penalty else None,
+                                 "extra_total_cost_median": round(median(none_cost), 4),
+                                 "note": "extra target case evaluations to 0.95 over "
+                                 "target-only racing, as a share of its"},
         "budget_spent_share_racing": {
             "goal": ">= 0.9 and never over (each of the $12 and $30 racing studies)",
             "measured": round(worst, 4), "max_share": round(over, 4),
