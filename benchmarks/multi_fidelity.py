@@ -1,15 +1,31 @@
-"""Multi-fidelity across harness tiers (issue #46): what is measured so far.
+"""Multi-fidelity across harness tiers (issue #46): screen -> target, and budgets spent to the end.
 
-Built: the budget stop that prices the next trial as trials are actually paid and stops a trial
-at the stage that would cross the budget (`autotune.budget`, `autotune.spend_guard`). Measured
-here on racing studies of the bundled stand-in (examples/standin_llm, its prices, sleeps off,
-seeds 0..S-1): the share of a $12 and a $30 budget spent when the study stops, never over.
+Tiers: the bundled stand-in (examples/standin_llm, sleeps off, every run seeded per config, case
+and repeat) is the target tier; two screens are declared on it through the spec's `tiers`, each
+priced at 1/10 of the target per token: `cheap` (its ranking agrees in part: few-shot helps it
+more, temperature hurts it more, its best model flips) and `unrelated` (every score a fixed
+pseudo-random function of the config: no agreement). The kit's code knows neither; it sees two
+harnesses and measures how well one ranks configs as the other does. Per seed, a tiered study
+(the kit's default TPE, racing on the target) runs until it reached 0.95 of the target tier's
+true hypervolume (enumerated: every config on the full search set) and spent 25 full trials'
+worth of target case evaluations, or `--cap` trials' worth.
 
-Not built yet: declared fidelity tiers (screen → target), the tier agreement estimate and the
-stand-in's cheap tier. Their goal keys are written with `measured: null, met: false` and the
-reason, so the JSON says what is missing rather than leaving the keys out.
+Target-only racing, the reference, is the same study without tiers: `kit_default/racing` of
+benchmarks/results/search_cost.json, same code path on the same target tier (a spec without
+tiers runs as before). Its per-seed figures are read from that file, and `--verify-seeds`
+re-runs the first seeds here until they reach 0.95 and must give the same case evaluations.
+The best peer at 25 full trials is read from the same file.
 
-    .venv/bin/python benchmarks/multi_fidelity.py [--seeds 3] [--budgets 12 30]
+Money: every figure in case evaluations (each `repeats` harness calls). A screen case evaluation
+costs what the screen's calls cost in the target's currency: total cost = target case
+evaluations + screen case evaluations x (screen dollars per call / target dollars per call),
+both measured on this run's own spend.
+
+Budget: the share of a $12 and a $30 budget a racing study of the stand-in spends before it
+stops (`autotune.budget`, `autotune.spend_guard`), measured by `--budgets`; `--reuse-budget`
+keeps the committed studies (that path is unchanged by tiers: a spec without them is no-op).
+
+    .venv/bin/python benchmarks/multi_fidelity.py [--seeds 10] [--processes 2] [--reuse-budget]
 """
 
 from __future__ import annotations
@@ -17,26 +33,151 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
+import multiprocessing
 import os
 import shutil
+import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import optuna
+import pandas as pd
 
-from contextos_lab.api import load_spec, spend_total, sweep
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import search_cost as sc
+import search_efficiency as se
+
+from contextos_lab.api import (
+    Prices,
+    RunContext,
+    SamplerConfig,
+    Tier,
+    Tiers,
+    case_evaluations,
+    ensure_baseline,
+    hypervolume_history,
+    load_spec,
+    open_storage,
+    open_study,
+    prepare,
+    run_one_trial,
+    spend_total,
+    sweep,
+    trials_frame,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "standin_llm"
 OUT = Path(__file__).resolve().parent / "results" / "multi_fidelity.json"
-NOT_BUILT = "not built yet: fidelity tiers (screen -> target) are not implemented"
-TIER_GOALS = {
-    "target_calls_to_0.95_share": "<= 0.5",
-    "total_cost_to_0.95_share": "<= 0.7",
-    "no_agreement_penalty": "<= 0.10",
-    "ratio_at_25_target_trials_margin_over_best_peer": ">= 0",
-}
+SEARCH_COST = Path(__file__).resolve().parent / "results" / "search_cost.json"
+PAIRS = {"partial": "cheap", "none": "unrelated"}  # pair -> the stand-in's screen tier
+SCREEN_PRICE = 0.1  # of the target's per-token prices
+LEVEL = 0.95
+AT_TRIALS = 25
+
+
+def tiered_ctx(screen: str | None) -> RunContext:
+    """The stand-in without sleeps or budget; `screen` declares a screen tier on it."""
+    ctx = sc.standin_ctx()
+    if screen is None:
+        return ctx
+    prices = ctx.spec.prices
+    assert prices is not None
+    cheap = Prices(
+        usd_per_1m_input=prices.usd_per_1m_input * SCREEN_PRICE,
+        usd_per_1m_output=prices.usd_per_1m_output * SCREEN_PRICE,
+    )
+    tiers = Tiers(screen=Tier(harness_kwargs={"tier": screen}, prices=cheap))
+    return prepare(ctx.spec.model_copy(update={"tiers": tiers}))
+
+
+def hv_reached(study: optuna.Study, ctx: RunContext) -> float:
+    hist = hypervolume_history(trials_frame(study), ctx.spec)
+    return float(hist["hypervolume"].max()) if len(hist) else 0.0
+
+
+def run_tiered(job: tuple[str | None, int, float, int]) -> dict[str, Any]:
+    """One study (in a pool worker): until 0.95 and 25 trials' worth, or the cap."""
+    screen, seed, truth, cap = job
+    logging.disable(logging.WARNING)
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    t0 = time.perf_counter()
+    ctx = tiered_ctx(screen)
+    n = len(ctx.search)
+    study = open_study(ctx, open_storage("memory"), sampler=SamplerConfig(kind="tpe", seed=seed))
+    baseline = ensure_baseline(ctx, study)
+    target = case_evaluations(study.trials[0])
+    hit = False
+    while target < cap * n:
+        frozen = run_one_trial(ctx, study, baseline)
+        target += case_evaluations(frozen)
+        if frozen.state.name == "COMPLETE" and not hit:
+            hit = hv_reached(study, ctx) / truth >= LEVEL
+        if hit and (screen is None or target >= AT_TRIALS * n):
+            break
+    return summarise_study(study, ctx, truth, screen, seed, time.perf_counter() - t0)
+
+
+def summarise_study(
+    study: optuna.Study, ctx: RunContext, truth: float, screen: str | None, seed: int, secs: float
+) -> dict[str, Any]:
+    n = len(ctx.search)
+    frame = trials_frame(study)
+    hist = hypervolume_history(frame, ctx.spec).set_index("number")
+    rows = []
+    for t in sorted(study.trials, key=lambda t: t.number):
+        tiers = t.user_attrs.get("tiers") or {}
+        scr = tiers.get("screen") or {}
+        spend = t.user_attrs.get("spend") or {}
+        rows.append({
+            "number": t.number, "target": case_evaluations(t),
+            "screen_cases": int(scr.get("cases", 0)), "screen_calls": int(scr.get("calls", 0)),
+            "screen_usd": float(scr.get("usd", 0.0)),
+            "target_usd": float(spend.get("usd", 0.0)) - float(scr.get("usd", 0.0)),
+            "target_calls": int(spend.get("calls", 0)) - int(scr.get("calls", 0)),
+            "decided_by": tiers.get("decided_by"), "stance": tiers.get("stance"),
+            "hv": float(hist["hypervolume"].get(t.number, 0.0)) if t.number in hist.index else 0.0,
+        })  # fmt: skip
+    df = pd.DataFrame(rows)
+    df["hv"] = df["hv"].cummax() / truth
+    df["target_cum"] = df["target"].cumsum()
+    tu, tc = df["target_usd"].sum(), df["target_calls"].sum()
+    su, scn = df["screen_usd"].sum(), df["screen_calls"].sum()
+    ratio = (
+        (su / scn) / (tu / tc) if scn and tc and tu else 0.0
+    )  # screen price per call, in target's
+    df["cost_cum"] = (df["target"] + df["screen_cases"] * ratio).cumsum()
+    reached = df.index[df["hv"] >= LEVEL]
+    first = int(reached[0]) if len(reached) else None
+    at = df.loc[df["target_cum"] <= AT_TRIALS * n, "hv"]
+    last = (study.trials[-1].user_attrs.get("tiers") or {}).get("agreement")
+    return {
+        "pair": "target_only" if screen is None else screen, "seed": seed,
+        "trials": len(df), "target_case_evaluations": int(df["target"].sum()),
+        "target_calls_to_0.95": math.inf if first is None else float(df.loc[first, "target_cum"]),
+        "cost_to_0.95": math.inf if first is None else float(df.loc[first, "cost_cum"]),
+        "ratio@25": float(at.max()) if len(at) else 0.0,
+        "screen_price_per_call_share": round(ratio, 4),
+        "screen_case_evaluations": int(df["screen_cases"].sum()),
+        "decided_by_screen": int((df["decided_by"] == "screen").sum()),
+        "decided_by_target": int((df["decided_by"] == "target").sum()),
+        "stances": {str(k): int(v) for k, v in df["stance"].value_counts().items()},
+        "last_agreement": last, "seconds": round(secs, 1),
+    }  # fmt: skip
+
+
+def committed_target_only() -> tuple[dict[int, dict[str, Any]], dict[str, Any]]:
+    """kit_default/racing's per-seed rows and the best peer at 25 full trials (search_cost)."""
+    got = json.loads(SEARCH_COST.read_text(encoding="utf-8"))["slow_standin_harness"]
+    rows = {int(r["seed"]): r for r in got["per_seed"] if r["run"] == "kit_default/racing"}
+    med = got["median_ratio"]
+    peers = {k: v["ratio@25"] for k, v in med.items() if not k.startswith("kit_default")}
+    best = max((k for k in peers if peers[k] is not None), key=lambda k: peers[k])
+    return rows, {"run": best, "ratio@25": peers[best]}
 
 
 def spend_share(folder: Path, usd: float, seed: int) -> dict[str, Any]:
@@ -55,52 +196,141 @@ def spend_share(folder: Path, usd: float, seed: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--budgets", type=float, nargs="+", default=[12.0, 30.0])
-    ap.add_argument("--out", type=Path, default=OUT)
-    args = ap.parse_args()
-    logging.disable(logging.WARNING)
-    optuna.logging.set_verbosity(optuna.logging.ERROR)
+def budget_rows(budgets: list[float], seeds: int) -> list[dict[str, Any]]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "standin"
         shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("__pycache__"))
-        spec_text = (folder / "spec.yaml").read_text(encoding="utf-8")
+        text = (folder / "spec.yaml").read_text(encoding="utf-8")
         (folder / "spec.yaml").write_text(
-            spec_text.replace("time_scale: 0.1 ", "time_scale: 0.0 "), encoding="utf-8"
+            text.replace("time_scale: 0.1 ", "time_scale: 0.0 "), encoding="utf-8"
         )
-        for usd in args.budgets:
-            for seed in range(args.seeds):
+        for usd in budgets:
+            for seed in range(seeds):
                 row = spend_share(folder, usd, seed)
                 rows.append(row)
-                print(
-                    f"${usd:>6.2f} seed {seed}: spent ${row['spent_usd']:.4f} "
-                    f"({row['share']:.4f}) over {row['trials']} trials; stop: {row['stop']}",
-                    flush=True,
-                )
-    worst = min(r["share"] for r in rows)
-    over = max(r["share"] for r in rows)
-    print(f"\nbudget share spent: min {worst:.4f}, max {over:.4f} over {len(rows)} studies")
-    goals: dict[str, Any] = {
+                print(f"${usd:>6.2f} seed {seed}: spent ${row['spent_usd']:.4f} "
+                      f"({row['share']:.4f}) over {row['trials']} trials", flush=True)  # fmt: skip
+    return rows
+
+
+def median(values: list[float]) -> float:
+    return float(np.median(values)) if values else math.nan
+
+
+def goals_from(rows: list[dict[str, Any]], reference: dict[int, dict[str, Any]],
+               peer: dict[str, Any], budget: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+    by = {(r["pair"], r["seed"]): r for r in rows}
+    seeds = sorted({s for p, s in by if p == "cheap" and s in reference})
+    t_share, c_share, penalty, ratio25, none_cost = [], [], [], [], []
+    for s in sorted({s for p, s in by if p == "unrelated" and s in reference}):
+        ref = float(reference[s]["calls_to_0.95"])
+        penalty.append(by[("unrelated", s)]["target_calls_to_0.95"] / ref - 1.0)
+        none_cost.append(by[("unrelated", s)]["cost_to_0.95"] / ref - 1.0)
+    for s in seeds:
+        ref = float(reference[s]["calls_to_0.95"])
+        got = by[("cheap", s)]
+        t_share.append(got["target_calls_to_0.95"] / ref)
+        c_share.append(got["cost_to_0.95"] / ref)
+        ratio25.append(got["ratio@25"])
+    worst = min(r["share"] for r in budget)
+    over = max(r["share"] for r in budget)
+    m_t, m_c, m_p, m_r = median(t_share), median(c_share), median(penalty), median(ratio25)
+    margin = m_r - float(peer["ratio@25"])
+    note = f"median over {len(seeds)} seeds"
+    return {
+        "target_calls_to_0.95_share": {"goal": "<= 0.5", "measured": round(m_t, 4),
+                                        "met": m_t <= 0.5, "seeds": len(seeds), "note": note},
+        "total_cost_to_0.95_share": {"goal": "<= 0.7", "measured": round(m_c, 4),
+                                      "met": m_c <= 0.7, "seeds": len(seeds), "note": note},
+        "no_agreement_penalty": {"goal": "<= 0.10", "measured": round(m_p, 4),
+                                 "met": m_p <= 0.10, "seeds": len(penalty),
+                                 "max": round(max(penalty), 4) if penalty else None,
+                                 "extra_total_cost_median": round(median(none_cost), 4),
+                                 "note": "extra target case evaluations to 0.95 over "
+                                 "target-only racing, as a share of its"},
         "budget_spent_share_racing": {
             "goal": ">= 0.9 and never over (each of the $12 and $30 racing studies)",
             "measured": round(worst, 4), "max_share": round(over, 4),
             "met": worst >= 0.9 and over <= 1.0,
         },
-        **{k: {"goal": g, "measured": None, "met": False, "why": NOT_BUILT}
-           for k, g in TIER_GOALS.items()},
+        "ratio_at_25_target_trials_margin_over_best_peer": {
+            "goal": ">= 0", "measured": round(margin, 4), "met": margin >= 0,
+            "tiered_ratio@25_median": round(m_r, 4), "best_peer": peer,
+        },
     }  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--processes", type=int, default=2)
+    ap.add_argument("--cap", type=int, default=60, help="target trials' worth per study")
+    ap.add_argument("--verify-seeds", type=int, default=1)
+    ap.add_argument("--budgets", type=float, nargs="+", default=[12.0, 30.0])
+    ap.add_argument("--budget-seeds", type=int, default=3)
+    ap.add_argument("--reuse-budget", action="store_true")
+    ap.add_argument("--dev", action="store_true", help="truth from search_cost.json (no grid)")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    logging.disable(logging.WARNING)
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    t0 = time.perf_counter()
+    if args.dev:  # development only: search_cost's enumeration of the same target tier
+        truth = json.loads(SEARCH_COST.read_text())["slow_standin_harness"]["truth"]
+        info: dict[str, Any] = {"dev": "truth read from search_cost.json"}
+    else:
+        ctx = sc.standin_ctx()
+        grid, info = sc.enumerate_standin(ctx)
+        truth = se.true_front(ctx, grid)
+    hv = float(truth["hypervolume"])
+    reference, peer = committed_target_only()
+    jobs: list[tuple[str | None, int, float, int]] = [
+        (screen, seed, hv, args.cap) for seed in range(args.seeds) for screen in PAIRS.values()
+    ]
+    jobs += [(None, seed, hv, args.cap) for seed in range(args.verify_seeds)]
+    rows: list[dict[str, Any]] = []
+    previous = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
+    with multiprocessing.get_context("fork").Pool(args.processes) as pool:
+        for row in pool.imap_unordered(run_tiered, jobs):
+            rows.append(row)
+            print(f"{row['pair']:>11} seed {row['seed']}: target to 0.95 "
+                  f"{row['target_calls_to_0.95']}, cost {row['cost_to_0.95']:.0f}, ratio@25 "
+                  f"{row['ratio@25']:.4f}, screen decided {row['decided_by_screen']} of "
+                  f"{row['trials']}, {row['seconds']} s", flush=True)  # fmt: skip
+            write(args.out, rows, reference, peer, truth, info, previous, args, t0)
+    if args.reuse_budget:
+        budget = previous.get("studies", [])
+    else:
+        budget = budget_rows(args.budgets, args.budget_seeds)
+    write(args.out, rows, reference, peer, truth, info, previous, args, t0, budget)
+    print(json.dumps(json.loads(args.out.read_text())["goals"], indent=1))
+
+
+def write(out: Path, rows: list[dict[str, Any]], reference: dict[int, dict[str, Any]],
+          peer: dict[str, Any], truth: dict[str, Any], info: dict[str, Any],
+          previous: dict[str, Any], args: argparse.Namespace, t0: float,
+          budget: list[dict[str, Any]] | None = None) -> None:  # fmt: skip
+    """The JSON so far (written after every study, so a run stopped early keeps its seeds)."""
+    budget = budget if budget is not None else previous.get("studies", [])
+    verify = [
+        {"seed": r["seed"], "here": r["target_calls_to_0.95"],
+         "committed": reference[r["seed"]]["calls_to_0.95"]}
+        for r in rows if r["pair"] == "target_only"
+    ]  # fmt: skip
     result = {
         "benchmark": "multi-fidelity across harness tiers; budget spent to the end",
-        "harness": "examples/standin_llm (racing, repeats 3, its prices; sleeps off)",
-        "load_average": os.getloadavg(),
-        "goals": goals,
-        "studies": rows,
-    }
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+        "harness": "examples/standin_llm target tier; screens `cheap` and `unrelated` at "
+        f"{SCREEN_PRICE} of its per-token prices (racing, repeats 3; sleeps off)",
+        "truth": truth, "enumeration": info, "reference": "search_cost.json kit_default/racing",
+        "target_only_verified": verify,
+        "args": {k: str(v) for k, v in vars(args).items()},
+        "load_average": os.getloadavg(), "seconds": round(time.perf_counter() - t0, 1),
+        "goals": goals_from(rows, reference, peer, budget) if budget else {},
+        "tiered": sorted(rows, key=lambda r: (r["pair"], r["seed"])),
+        "studies": budget,
+    }  # fmt: skip
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

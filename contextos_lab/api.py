@@ -232,6 +232,7 @@ RESEARCH: dict[str, str] = {
     "SEARCH": "contextos_lab.insights.split",
     "synthesize_insights": "contextos_lab.insights.synthesize",
     # autotune
+    "Prices": "contextos_lab.autotune.budget",
     "spend_frame": "contextos_lab.autotune.budget",
     "spend_total": "contextos_lab.autotune.budget",
     "case_set_from_frame": "contextos_lab.autotune.cases",
@@ -249,6 +250,9 @@ RESEARCH: dict[str, str] = {
     "SamplerConfig": "contextos_lab.autotune.sampling.config",
     "load_spec": "contextos_lab.autotune.spec.load",
     "parse_spec": "contextos_lab.autotune.spec.load",
+    "Tier": "contextos_lab.autotune.spec.tiers",
+    "Tiers": "contextos_lab.autotune.spec.tiers",
+    "tier_report": "contextos_lab.autotune.tiers.report",
     "ensure_baseline": "contextos_lab.autotune.study.baseline",
     "enqueue": "contextos_lab.autotune.study.enqueue",
     "layout_for": "contextos_lab.autotune.study.enqueue",

@@ -47,6 +47,9 @@ class RunContext:
     #: Called with a batch's worst-case call count before it runs (`autotune.spend_guard`);
     #: raises to stop the trial there. Set per trial; None: no budget to keep.
     spend_guard: Callable[[int], None] | None = None
+    #: The screen tier's context (spec `tiers`, autotune.tiers): its harness and prices, this
+    #: context's cases, space, evaluator, cache and meter. None: a spec without tiers.
+    screen: RunContext | None = None
 
     def worker_payload(self) -> dict[str, Any]:
         """Picklable: a worker re-imports the harness and evaluator by path, reuses the cases."""
@@ -100,7 +103,41 @@ def prepare(
     assert evaluate is not None and search is not None
     _declare_inputs(harness, spec)
     space = SearchSpace(surfaces=surfaces, base_config=baseline_config(harness))
-    return RunContext(spec=spec, harness=harness, space=space, search=search, evaluate=evaluate)
+    ctx = RunContext(spec=spec, harness=harness, space=space, search=search, evaluate=evaluate)
+    ctx.screen = _screen_context(ctx)
+    return ctx
+
+
+def _screen_context(ctx: RunContext) -> RunContext | None:
+    """The screen tier bound to live objects, sharing the target's cases, space, evaluator and
+    meter (so the budget sees both tiers' spend); its harness answers as tier `screen` in the
+    result cache (autotune.tiers.harness)."""
+    from contextos_lab.harness.tier_harness import TierHarness
+
+    tier = ctx.spec.screen_tier()
+    if tier is None:
+        return None
+    path, kwargs, prices = tier
+    try:
+        inner = load_harness(path, **with_spec_cwd(path, kwargs, ctx.spec.base_dir))
+    except Exception as exc:
+        why = f"{type(exc).__name__}: {exc}"
+        raise SpecError([f"tiers.screen: cannot load harness {path!r} ({why})"]) from exc
+    missing = sorted(set(ctx.space.names) - {s.name for s in inner.tunable_surfaces()})
+    if missing:
+        raise SpecError([f"tiers.screen: harness {path!r} has no tunable surfaces {missing}"])
+    _declare_inputs(inner, ctx.spec)
+    spec = ctx.spec.model_copy(
+        update={"harness": path, "harness_kwargs": kwargs, "prices": prices, "tiers": None}
+    )
+    return RunContext(
+        spec=spec,
+        harness=TierHarness(inner, "screen", kwargs),  # type: ignore[arg-type]
+        space=ctx.space,
+        search=ctx.search,
+        evaluate=ctx.evaluate,
+        meter=ctx.meter,
+    )
 
 
 def _declare_inputs(harness: Harness, spec: TuningRunSpec) -> None:

@@ -110,6 +110,10 @@ def collect(study: optuna.Study, spec: TuningRunSpec, storage: str = "") -> Swee
 
     # what the study paid (calls, dollars, wall time, cache hits) and why it stopped, if early
     report["spend"] = {**spend_total(study), "budget_stop": study.user_attrs.get("budget_stop")}
+    if spec.tiers is not None:  # which tier decided what, agreement, calls and money per tier
+        from contextos_lab.autotune.tiers.report import tier_report
+
+        report["tiers"] = tier_report(study, [e.value for e in spec.objectives], spec.tiers.level)
     return SweepResult(
         spec=spec,
         study=study,

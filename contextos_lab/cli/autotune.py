@@ -117,6 +117,10 @@ def run(args: argparse.Namespace) -> int:
             f"${spend['usd']:.4f}, {spend['wall_s']:.1f}s"
             + (f"; stopped early: {spend['budget_stop']}" if spend.get("budget_stop") else "")
         )
+    if rep.get("tiers"):  # spec tiers: agreement, decisions and spend per tier (docs/tiers.md)
+        from contextos_lab.autotune.tiers.report import format_tier_report
+
+        print(format_tier_report(rep["tiers"]))
     for c in rep["candidates"][:5]:
         print(
             f"  #{c['rank']} trial {c['number']}: gain {c['target_gain']:+.4g} "

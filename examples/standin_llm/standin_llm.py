@@ -57,11 +57,32 @@ SURFACES: tuple[TunableSurface, ...] = (
 )  # fmt: skip
 
 
-def accuracy(config: Mapping[str, Any], difficulty: float) -> float:
+#: The cheap tier (`tier="cheap"`, issue 46): the same questions answered by a smaller stack.
+#: Its ranking agrees with the target's only in part: few-shot helps it more, temperature hurts
+#: it more, and its best model tier flips (medium beats large there).
+CHEAP_ACCURACY = {"small": 0.5, "medium": 0.66, "large": 0.6}
+CHEAP_MEDIAN_S = {"small": 0.1, "medium": 0.12, "large": 0.2}
+#: Tiers: `target` (the stand-in as always), `cheap` (agrees in part), `unrelated` (a screen
+#: whose every score is a fixed pseudo-random function of the config: no agreement at all).
+TIERS = ("target", "cheap", "unrelated")
+
+
+def accuracy(config: Mapping[str, Any], difficulty: float, tier: str = "target") -> float:
     """Probability of a correct answer (the config-dependent rate the noise is drawn around)."""
-    p = BASE_ACCURACY[config["model"]] + 0.025 * int(config["few_shot"])
-    p -= (0.25 + 0.2 * float(config["temperature"])) * difficulty
+    shots, temp = int(config["few_shot"]), float(config["temperature"])
+    if tier == "cheap":
+        p = CHEAP_ACCURACY[config["model"]] + 0.045 * shots - (0.25 + 0.45 * temp) * difficulty
+    elif tier == "unrelated":
+        p = 0.3 + 0.6 * config_draw(config, "accuracy") - 0.1 * difficulty
+    else:
+        p = BASE_ACCURACY[config["model"]] + 0.025 * shots - (0.25 + 0.2 * temp) * difficulty
     return min(0.98, max(0.02, p))
+
+
+def config_draw(config: Mapping[str, Any], what: str) -> float:
+    """A uniform draw in [0, 1) fixed by the config (and `what`), unrelated to its knobs' effect."""
+    key = repr(sorted((k, str(v)) for k, v in config.items())) + what
+    return random.Random(key).random()
 
 
 def solve(op: str, a: int, b: int) -> int:
@@ -75,17 +96,28 @@ class StandInLLM:
     version = "1.0"
 
     def __init__(
-        self, time_scale: float = 1.0, max_concurrency: int = 32, leak_rate: float = 0.1
+        self,
+        time_scale: float = 1.0,
+        max_concurrency: int = 32,
+        leak_rate: float = 0.1,
+        tier: str = "target",
     ) -> None:
+        if tier not in TIERS:
+            raise ValueError(f"tier must be one of {TIERS}, not {tier!r}")
         self.time_scale = float(time_scale)
         self.max_concurrency = int(max_concurrency)
         self.leak_rate = float(leak_rate)
+        self.tier = tier
 
     def tunable_surfaces(self) -> Sequence[TunableSurface]:
         return SURFACES
 
     def latency_s(self, config: Mapping[str, Any], rng: random.Random) -> float:
-        median = MEDIAN_S[config["model"]] * (1 + 0.03 * int(config["few_shot"]))
+        if self.tier == "unrelated":
+            median = 0.05 + 0.5 * config_draw(config, "latency")
+        else:
+            table = CHEAP_MEDIAN_S if self.tier == "cheap" else MEDIAN_S
+            median = table[config["model"]] * (1 + 0.03 * int(config["few_shot"]))
         return median * math.exp(rng.gauss(0.0, LATENCY_SIGMA))
 
     def run(
@@ -97,7 +129,7 @@ class StandInLLM:
         if self.time_scale > 0:  # sleep(0) still yields the CPU: skip it when not timing
             time.sleep(latency * self.time_scale)
         truth = solve(str(case["op"]), int(case["a"]), int(case["b"]))
-        correct = rng.random() < accuracy(config, float(case.get("difficulty", 0.5)))
+        correct = rng.random() < accuracy(config, float(case.get("difficulty", 0.5)), self.tier)
         answer = truth if correct else truth + rng.choice((-10, -2, -1, 1, 2, 10))
         text = f"The answer is {answer}."
         if config["tone"] == "friendly":
@@ -108,7 +140,11 @@ class StandInLLM:
             text += f" (I will reply to {email}.)"
         tokens_in = 80 + 45 * int(config["few_shot"]) + len(str(case["question"])) // 4
         tokens_in += 15 if config["redact_pii"] else 0
-        tokens_out = max(1, int(OUTPUT_TOKENS[config["model"]] * math.exp(rng.gauss(0, 0.3))))
+        out_mean = OUTPUT_TOKENS[config["model"]]
+        if self.tier == "unrelated":
+            tokens_in = 80 + int(400 * config_draw(config, "tokens_in"))
+            out_mean = 10 + int(110 * config_draw(config, "tokens_out"))
+        tokens_out = max(1, int(out_mean * math.exp(rng.gauss(0, 0.3))))
         return RunResult(
             case_id=str(case["case_id"]),
             decision=str(answer),

@@ -60,11 +60,13 @@ class ToyHarness:
         fail_top_k: int | None = None,
         log: str | None = None,
         error_ids: Sequence[str] = (),
+        invert: bool = False,
     ) -> None:
         self.delay = delay
         self.fail_top_k = fail_top_k
         self.error_ids = frozenset(error_ids)  # cases whose run errors when top_k is 1
         self.log = log  # a file every paid case is appended to (counts calls across processes)
+        self.invert = invert  # a screen tier that ranks configs the other way round (issue 46)
 
     def tunable_surfaces(self) -> Sequence[TunableSurface]:
         return SURFACES
@@ -82,12 +84,15 @@ class ToyHarness:
             key = json.dumps(dict(config), sort_keys=True)
             with open(self.log, "a", encoding="utf-8") as fh:  # one write per batch: O_APPEND
                 fh.write("".join(f"{c}\t{key}\n" for c in cases["case_id"]))
-        reach = config["top_k"] * config["max_hops"] / 24.0
+        top_k, hops = config["top_k"], config["max_hops"]
+        if self.invert:
+            top_k, hops = 9 - top_k, 4 - hops
+        reach = top_k * hops / 24.0
         budget_ok = config["budget"] >= 2000
         solved = (cases["difficulty"] <= reach) & budget_ok
         approve = cases["risky"] & (config["approval_threshold"] < 0.6)
         decision = np.where(approve, "approve", np.where(solved, "resolve", "escalate"))
-        tokens = 150 * config["top_k"] * config["max_hops"] + config["budget"] // 10
+        tokens = 150 * top_k * hops + config["budget"] // 10
         rows = {
             "case_id": cases["case_id"],
             "decision": decision,
@@ -95,7 +100,7 @@ class ToyHarness:
             "evidence_used": [()] * len(cases),
             "tokens": tokens,
             "tokens_out": 0,
-            "latency_ms": 100.0 + 40.0 * config["max_hops"] + 5.0 * config["top_k"],
+            "latency_ms": 100.0 + 40.0 * hops + 5.0 * top_k,
             "wall_ms": 0.0,
             "trace": [()] * len(cases),
             "error": None,

@@ -18,6 +18,7 @@ from contextos_lab.autotune.spec.parts import (
     SurfaceSpec,
     TargetSpec,
 )
+from contextos_lab.autotune.spec.tiers import Tier, Tiers
 from contextos_lab.harness.execution import ExecutionPolicy
 from contextos_lab.schemas.error_budget import ErrorBudget
 from contextos_lab.schemas.scorecard import DIRECTIONS, FLOOR_EVALUATORS, EvaluatorName
@@ -80,7 +81,33 @@ class TuningRunSpec(BaseModel):
         ),
     )
 
+    tiers: Tiers | None = Field(
+        default=None,
+        description="fidelity tiers {screen, target}: a cheap harness screens configs for the "
+        "target one, as far as their measured agreement earns (docs/tiers.md); none: as today",
+    )
+
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _target_tier(cls, data: Any) -> Any:
+        """The target tier is the spec's own harness: what it declares replaces `harness`,
+        `prices` and merges over `harness_kwargs`, so everything else reads one place."""
+        if not isinstance(data, dict) or not isinstance(data.get("tiers"), dict):
+            return data
+        target = data["tiers"].get("target")
+        if not isinstance(target, dict):
+            return data
+        out = dict(data)
+        if target.get("harness"):
+            out["harness"] = target["harness"]
+        if target.get("prices") is not None:
+            out["prices"] = target["prices"]
+        if target.get("harness_kwargs"):
+            own = data.get("harness_kwargs") or {}
+            out["harness_kwargs"] = {**own, **target["harness_kwargs"]}
+        return out
 
     @model_validator(mode="after")
     def _consistent(self) -> TuningRunSpec:
@@ -126,6 +153,17 @@ class TuningRunSpec(BaseModel):
             repeats=self.repeats,
             case_timeout_s=self.case_timeout_s,
         )
+
+    def screen_tier(self) -> tuple[str, dict[str, Any], Prices | None] | None:
+        """(harness, kwargs, prices) of the screen tier, spec values filled in; None: no tiers."""
+        if self.tiers is None:
+            return None
+        tier: Tier = self.tiers.screen
+        own = tier.harness is None or tier.harness == self.harness
+        kwargs = dict(tier.harness_kwargs)
+        if own:
+            kwargs = {**self.harness_kwargs, **kwargs}
+        return tier.harness or self.harness, kwargs, tier.prices or self.prices
 
     def tuning_target(self) -> TuningTarget:
         return TuningTarget(

@@ -16,6 +16,7 @@ from contextos_lab.autotune.spend_guard import SpendGuard
 from contextos_lab.autotune.study import trial_attrs
 from contextos_lab.autotune.study.trial_claim import ask_claimed
 from contextos_lab.autotune.study.trial_count import _within_budget
+from contextos_lab.autotune.tiers.screen import screen_step
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,7 @@ def run_trial(
     ctx.meter.reset()
     ctx.spend_guard = _guard(ctx, trial, baseline)
     try:
+        screen_step(ctx, trial, params, baseline)  # tiers: optuna.TrialPruned when screened out
         if ctx.spec.fidelity == "racing":
             outcome = race(ctx, trial, params, baseline)  # optuna.TrialPruned when dropped
         else:
