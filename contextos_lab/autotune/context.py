@@ -132,7 +132,7 @@ def _screen_context(ctx: RunContext) -> RunContext | None:
     )
     return RunContext(
         spec=spec,
-        harness=TierHarness(inner, "screen", kwargs),  # type: ignore[arg-type]
+        harness=TierHarness(inner, "screen", kwargs),
         space=ctx.space,
         search=ctx.search,
         evaluate=ctx.evaluate,
