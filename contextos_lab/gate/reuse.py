@@ -1,14 +1,14 @@
 """A gate asked the same question again answers from its record: no held-out read, no write.
 
-Every held-out read spends a level of the set's error budget (docs/design.md, "Gate
-semantics"), so a notebook's second Run All must not read the set again to print what the first
-printed. `inputs_hash` names everything a verdict and its figures depend on: the study and its
-front (each candidate's params and diff), the baseline, the spec (target, guardrails,
-thresholds, repeats), the search and held-out case sets by content, the harness and its version,
-and the test settings (alpha, bootstrap resamples, seed, candidate cap, research inputs).
-`gate.json` records it, and `gate_cases.json` beside it keeps the per-case scores the paired
-tests and figures were drawn from, so a reused gate renders the same tables and figures.
-Anything changed, and the gate runs (and spends) again.
+Every held-out read spends a level of the set's error budget
+(docs/design.md, "Gate semantics"), so a notebook's second Run All must not read the set again
+to print what the first printed. `inputs_hash` names everything a verdict and its figures
+depend on: the study and its front (each candidate's params and diff), the baseline, the spec
+(target, guardrails, thresholds, repeats), the search and held-out case sets by content, the
+harness and its version, and the test settings (alpha, bootstrap resamples, seed, candidate
+cap, research inputs). `gate.json` records it, and `gate_cases.json` beside it keeps the
+per-case scores the paired tests and figures were drawn from, so a reused gate renders the
+same tables and figures. Anything changed, and the gate runs (and spends) again.
 """
 
 from __future__ import annotations
