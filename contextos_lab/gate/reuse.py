@@ -80,6 +80,7 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def scores_json(frame: pd.DataFrame) -> dict[str, Any]:
+    """A per-case score frame as JSON, every float exactly as computed."""
     # the stdlib's float repr round-trips exactly (pandas' to_json keeps 15 digits at most);
     # NaN (a metric not scored on a case) is stored as null
     rows = [[None if math.isnan(v) else v for v in map(float, r)] for r in frame.to_numpy()]
@@ -87,6 +88,7 @@ def scores_json(frame: pd.DataFrame) -> dict[str, Any]:
 
 
 def scores_frame(data: Mapping[str, Any]) -> pd.DataFrame:
+    """The frame `scores_json` kept (index `case_id`, one float column per evaluator)."""
     index = pd.Index([str(i) for i in data["index"]], name="case_id")
     rows = [[math.nan if v is None else v for v in r] for r in data["data"]]
     return pd.DataFrame(rows, index=index, columns=list(data["columns"]), dtype=float)
