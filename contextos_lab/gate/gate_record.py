@@ -76,6 +76,9 @@ class GateRun(BaseModel):
     research_reads_warning: str | None = None
     #: This gate's share of the held-out set's error budget (LORD++ across gates).
     error_budget: GateBudget | None = None
+    #: What the answer depends on (`gate.reuse.inputs_hash`): the same question asked again is
+    #: answered from this record. None in records written before it was kept.
+    inputs_hash: str | None = None
 
     @property
     def promoted(self) -> list[GateDecision]:

@@ -10,8 +10,6 @@ split of the traces, and writes `gate.json`. Nothing is emitted or applied here.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,9 +32,16 @@ from contextos_lab.gate.gate_record import (
     load_gate_run,
 )
 from contextos_lab.gate.heldout import ledger
-from contextos_lab.gate.heldout.heldout import HeldoutSet, open_heldout, paired_frames
+from contextos_lab.gate.heldout.heldout import (
+    HeldoutSet,
+    heldout_cases,
+    open_heldout,
+    paired_frames,
+)
 from contextos_lab.gate.heldout.ledger_entries import _confirm_research, _settle_budget
 from contextos_lab.gate.research import ResearchConfirmation
+from contextos_lab.gate.reuse import file_digest, inputs_hash, reusable, write_cases
+from contextos_lab.gate.reuse import write_atomic as _write_atomic
 from contextos_lab.gate.study_front import StudyNotFound, front_candidates, load_study
 from contextos_lab.gate.verdict import GateDecision, GateGuardrails, decide
 from contextos_lab.schemas.base import canonical_json, sha256_hex
@@ -85,14 +90,6 @@ def _intents(cases: pd.DataFrame) -> dict[str, str] | None:
     return {str(c): str(i) for c, i in zip(cases["case_id"], cases["intent"], strict=True)}
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
 def run_gate(
     spec: str | Path | TuningRunSpec,
     *,
@@ -108,8 +105,11 @@ def run_gate(
     insights: str | Path | None = None,
     sources: Sequence[str] = ("synthetic",),
     ctx: RunContext | None = None,
+    reuse: bool = True,
 ) -> GateResult:
-    """Run the held-out gate for a study and write `out_dir/gate.json`.
+    """Run the held-out gate for a study and write `out_dir/gate.json` (and the per-case
+    scores, `gate_cases.json`). With `reuse`, a gate in `out_dir` that answered exactly this
+    question (`gate.reuse.inputs_hash`) is returned as it was: nothing read, spent or written.
 
     Raises SpecError (bad spec), StorageUnreachable, StudyNotFound, StudyMismatch (the study
     was built from another spec), HeldoutOverlapError (refused before any case runs).
@@ -122,8 +122,29 @@ def run_gate(
     name = study_name or ctx.spec.name
     study = _open_study(ctx, url, name, spec_path)
     ranked = front_candidates(study, ctx.spec, max_candidates)
-    run_id = run_id or new_id("eval")
     s_hash = spec_hash(ctx.spec)
+    cands = _candidates(ranked)
+    inputs = inputs_hash(
+        ctx,
+        study=name,
+        spec_hash=s_hash,
+        heldout_manifest=heldout_cases(ctx)[0].manifest_hash,
+        candidates=cands,
+        settings={
+            "alpha": alpha,
+            "n_boot": n_boot,
+            "seed": seed,
+            "max_candidates": max_candidates,
+            "insights": file_digest(insights),
+            "sources": list(sources) if insights is not None else None,
+        },
+    )
+    earlier = reusable(out, inputs, run_id) if reuse else None
+    if earlier is not None:
+        kept, base_frame, kept_frames = earlier
+        path = out / GATE_FILE
+        return GateResult(kept, base_frame, kept_frames, path=path, ranked=ranked)
+    run_id = run_id or new_id("eval")
     heldout = open_heldout(
         ctx,
         run_id=run_id,
@@ -134,7 +155,6 @@ def run_gate(
         ledger_file=ledger_file,
         budget=ctx.spec.heldout_budget,
     )
-    cands = _candidates(ranked)
     baseline, frames = paired_frames(ctx, heldout, {c.candidate_id: c.params for c in cands})
     decisions = _decisions(ctx, heldout, baseline, frames, alpha=alpha, seed=seed, n_boot=n_boot)
     budget = _settle_budget(heldout, decisions, run_id, ledger_file)
@@ -176,7 +196,9 @@ def run_gate(
             ledger.reads_warning(research_reads) if research_reads is not None else None
         ),
         error_budget=budget,
+        inputs_hash=inputs,
     )
+    write_cases(out, run_id=run_id, inputs=inputs, baseline=baseline, frames=frames)
     path = out / GATE_FILE
     _write_atomic(path, run.model_dump_json(indent=1) + "\n")
     return GateResult(run=run, baseline=baseline, frames=frames, path=path, ranked=ranked)

@@ -46,6 +46,7 @@ from contextos_lab.harness.cache_flags import (
     cache_reads_enabled,
 )
 from contextos_lab.schemas.base import canonical_json, sha256_hex
+from contextos_lab.store.close_at_exit import close_at_exit
 from contextos_lab.store.db_url import sqlalchemy_url
 
 #: The flags and their environment variables live in `cache_flags` (no SQLAlchemy for `--help`).
@@ -240,5 +241,5 @@ def _engine(url: str) -> Engine:
 
             else:
                 engine = create_engine(sqlalchemy_url(url), pool_pre_ping=True)
-            _ENGINES[url] = engine
+            _ENGINES[url] = close_at_exit(engine)
         return _ENGINES[url]

@@ -176,6 +176,21 @@ def _gaps(
     return gaps
 
 
+def _distinct(ranked: np.ndarray, texts: Sequence[str], n: int) -> list[int]:
+    """The first `n` members (closest to the centroid first) whose texts differ: a theme's
+    exemplars are two different quotes, not one repeated correction shown twice."""
+    picked: list[int] = []
+    seen: set[str] = set()
+    for i in ranked:
+        key = " ".join(texts[i].split()).casefold()
+        if key not in seen:
+            seen.add(key)
+            picked.append(int(i))
+            if len(picked) == n:
+                break
+    return picked
+
+
 def cluster_texts(
     texts: Sequence[str],
     ids: Sequence[str] | None = None,
@@ -208,16 +223,6 @@ def cluster_texts(
     # The null comparison is run on a fixed sample of texts so its cost does not grow with n.
     pick = np.random.default_rng(random_state).permutation(len(texts))[:max_select]
     sample = dense[np.sort(pick)]
-    with threadpool_limits(1):  # tiny fits: thread start-up costs more than it saves
-        gaps = _gaps(
-            sample,
-            [texts[i] for i in np.sort(pick)],
-            tfidf,
-            embedded is not None,
-            k_range,
-            n_null,
-            random_state,
-        )
     lo, hi = k_range
     with threadpool_limits(1):  # tiny fits: starting threads costs more than they save
         gaps = _gaps(
@@ -254,7 +259,7 @@ def cluster_texts(
         top = terms[np.argsort(-weights, kind="stable")[:n_terms]]
         centroid = dense_space[members].mean(axis=0)
         sims = dense_space[members] @ centroid
-        near = members[np.argsort(-sims, kind="stable")[:n_exemplars]]
+        near = _distinct(members[np.argsort(-sims, kind="stable")], texts, n_exemplars)
         rows.append(
             {
                 "cluster": c,

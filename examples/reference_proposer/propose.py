@@ -2,7 +2,9 @@
 
 The shape an LLM agent with shell access would follow, done by a small deterministic program:
 
-1. read `runs/<study>/study.json` (target, surfaces) and every trial's `scores.json`;
+1. read `runs/<study>/study.json` (target, surfaces) and the `scores.json` of every trial the
+   sampler ran (outside proposals, its own earlier ones included, are not its evidence: the
+   same layout read again proposes the same change from the same numbers);
 2. take the best feasible trial on the target and its failing cases (`cases/<id>.json`);
 3. find the most frequent failure among them: its signature is the evaluators the case failed
    plus the decision it made against the one it should have made;
@@ -51,6 +53,10 @@ def propose(study_dir: Path) -> dict[str, Any] | None:
     trials = {}
     for folder in sorted(study_dir.glob("trial_*")):
         scores, config = load(folder / "scores.json"), load(folder / "config.json")
+        # the sampler's trials only: an outside proposal (this one's own, read again on a
+        # re-run) is evidence about itself
+        if (config.get("proposer") or {}).get("kind") == "outside":
+            continue
         if scores["state"] == "COMPLETE" and scores.get("scores"):
             trials[scores["trial"]] = (scores, config, folder)
     feasible = [n for n, (s, _, _) in trials.items() if s["feasible"]]

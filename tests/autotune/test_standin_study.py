@@ -68,7 +68,7 @@ def test_gate_rerun_on_the_same_study_returns_the_same_verdicts(
     sweep(load_spec(spec_dir / "spec.yaml"), out_dir=out, n_trials=6, progress=False)
     ledger = tmp_path / "ledger.jsonl"
     first = run_gate(spec_dir / "spec.yaml", out_dir=out, ledger_file=ledger)
-    second = run_gate(spec_dir / "spec.yaml", out_dir=out, ledger_file=ledger)
+    second = run_gate(spec_dir / "spec.yaml", out_dir=out, ledger_file=ledger, reuse=False)
     verdicts = [(d.candidate_id, d.verdict, d.target_p_value) for d in first.run.decisions]
     assert verdicts == [(d.candidate_id, d.verdict, d.target_p_value) for d in second.run.decisions]
     # the case is the unit: repeats are averaged per case before the paired tests

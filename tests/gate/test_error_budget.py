@@ -128,7 +128,9 @@ def test_gate_reports_its_alpha_and_the_proposal_carries_it(
     proposal = json.loads(Path(emitted.tuning_proposals[0]).read_text())
     assert proposal["gate"]["error_budget"]["alpha_tested"] == budget.alpha_tested
     # a second gate on the same set is tested at the level LORD++ gives after the first
-    again = run_gate(spec, storage=url, out_dir=out, ledger_file=ledger_file, n_boot=300)
+    again = run_gate(
+        spec, storage=url, out_dir=out, ledger_file=ledger_file, n_boot=300, reuse=False
+    )
     assert again.run.error_budget.index == 2
     assert again.run.error_budget.alpha_tested == pytest.approx(
         state([budget.promoted], ErrorBudget()).next_level

@@ -94,7 +94,9 @@ def test_ledger_counts_reads_across_gate_runs(project: Path, ledger_file: Path) 
     out = project.parent / "out"
     url = study_for(project, out)
     first = run_gate(project, storage=url, out_dir=out, ledger_file=ledger_file, n_boot=200)
-    second = run_gate(project, storage=url, out_dir=out, ledger_file=ledger_file, n_boot=200)
+    second = run_gate(
+        project, storage=url, out_dir=out, ledger_file=ledger_file, n_boot=200, reuse=False
+    )  # a deliberate second read: the same question is otherwise answered from gate.json
     assert (first.run.prior_heldout_reads, second.run.prior_heldout_reads) == (0, 1)
     assert first.run.run_id != second.run.run_id
     manifest = second.run.heldout["manifest_hash"]
@@ -187,7 +189,7 @@ def test_research_confirmation_records_prior_reads_of_the_trace_split(
     out = tmp_path / "out"
     url = study_for(project, out, n_trials=4)
     kw = dict(storage=url, out_dir=out, ledger_file=ledger_file, n_boot=100,
-              insights=insights, sources=[source])  # fmt: skip
+              insights=insights, sources=[source], reuse=False)  # fmt: skip
     first = run_gate(project, **kw).run  # type: ignore[arg-type]
     assert first.research, "the synthetic history yields research candidates"
     assert first.research_prior_heldout_reads == 0 and first.research_reads_warning is None

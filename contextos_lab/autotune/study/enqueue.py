@@ -38,7 +38,7 @@ class Enqueued:
     waiting: int
     #: False when the same proposer had already enqueued this config: nothing was added.
     new: bool = True
-    #: The trial holding the proposal (None for a new one until a worker takes it).
+    #: The trial holding the proposal (numbered when enqueued; it keeps the number when run).
     trial_number: int | None = None
 
 
@@ -145,8 +145,21 @@ def enqueue(
         "config": dict(config),
     }
     study.enqueue_trial(params, user_attrs={"proposer": proposer}, skip_if_exists=False)
-    waiting = len(study.get_trials(deepcopy=False, states=waiting_states))
-    return Enqueued(study=study.study_name, params=params, proposer=proposer, waiting=waiting)
+    waiting = study.get_trials(deepcopy=False, states=waiting_states)
+    # Optuna numbers a waiting trial when it is enqueued and keeps that number when it runs
+    number = max(t.number for t in waiting if t.user_attrs.get("proposer") == proposer)
+    return Enqueued(
+        study=study.study_name,
+        params=params,
+        proposer=proposer,
+        waiting=len(waiting),
+        trial_number=number,
+    )
+
+
+def is_outside(proposer: Any) -> bool:
+    """Whether a trial's `proposer` attribute (a trials-frame cell) names an outside proposal."""
+    return isinstance(proposer, dict) and proposer.get("kind") == "outside"
 
 
 def layout_for(out_dir: str | Path, study: str) -> RunLayout | None:

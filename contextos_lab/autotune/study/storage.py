@@ -15,6 +15,7 @@ from optuna.storages import BaseStorage, InMemoryStorage, JournalStorage, RDBSto
 from optuna.storages.journal import JournalFileBackend
 
 from contextos_lab.errors import EXIT_STORAGE, EXIT_USAGE, Unreachable
+from contextos_lab.store.close_at_exit import close_at_exit
 from contextos_lab.store.db_url import STORAGE_ENV, sqlalchemy_url
 
 log = logging.getLogger(__name__)
@@ -107,6 +108,7 @@ def _rdb_storage(url: str, engine_kwargs: dict[str, Any]) -> RDBStorage:
             with _file_lock(lock_path.with_name(f".{lock_path.name}.init.lock")):
                 storage = RDBStorage(url, engine_kwargs=engine_kwargs)
                 _tune_sqlite(storage)  # switching to WAL also wants the file to itself
+                close_at_exit(storage.engine)
                 return storage
         except Exception:  # retried, then re-raised: see the docstring
             if attempt == 9:

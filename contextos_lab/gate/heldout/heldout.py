@@ -78,6 +78,19 @@ def check_heldout(
             raise HeldoutOverlapError(seen, "the cases the study ran on")
 
 
+def heldout_cases(ctx: RunContext) -> tuple[CaseSet, Path]:
+    """The spec's held-out cases of the target workflow (seed 001: target.intent) and their
+    file. Loading is not a read: no case runs and the ledger is not touched."""
+    path = ctx.spec.resolve(ctx.spec.heldout_test_set)
+    try:
+        heldout = scope_to_intent(load_case_set(path), ctx.spec.target.intent)
+    except OutOfScope as exc:
+        raise HeldoutRunError(str(exc)) from None
+    if len(heldout) == 0:
+        raise HeldoutRunError(f"held-out set {path} has no cases")
+    return heldout, path
+
+
 def open_heldout(
     ctx: RunContext,
     *,
@@ -91,13 +104,7 @@ def open_heldout(
 ) -> HeldoutSet:
     """Load the spec's held-out set, check it against the search set, record the read and
     claim this gate's level of the set's error budget (HeldoutBudgetSpent when none is left)."""
-    path = ctx.spec.resolve(ctx.spec.heldout_test_set)
-    try:  # only the target workflow's held-out cases are read (seed 001: target.intent)
-        heldout = scope_to_intent(load_case_set(path), ctx.spec.target.intent)
-    except OutOfScope as exc:
-        raise HeldoutRunError(str(exc)) from None
-    if len(heldout) == 0:
-        raise HeldoutRunError(f"held-out set {path} has no cases")
+    heldout, path = heldout_cases(ctx)
     check_heldout(heldout, ctx.search, recorded_search_hashes)
     prior, current = ledger.claim_gate(
         manifest_hash=heldout.manifest_hash,

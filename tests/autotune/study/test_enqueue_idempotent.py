@@ -24,3 +24,17 @@ def test_same_config_by_same_proposer_is_enqueued_once(case_dir: Path) -> None:
     assert not evaluated.new and evaluated.waiting == 0 and len(study.trials) == 1
     other = enqueue(ctx, study, config={"top_k": 1}, by="bob", rationale="cheaper")
     assert other.new and len(study.trials) == 2  # another proposer's provenance is its own
+
+
+def test_a_new_proposal_names_the_trial_that_runs_it(case_dir: Path) -> None:
+    """Run All twice says the same thing: "trial N" whether this run enqueued it or found it."""
+    ctx = make_ctx(case_dir)
+    study = open_study(ctx, open_storage("memory"))
+    work(ctx, study, budget=1)  # the baseline is trial 0
+    first = enqueue(ctx, study, config={"top_k": 1}, by="alice", rationale="cheaper")
+    assert first.new and first.trial_number == 1
+    work(ctx, study, budget=2)
+    ran = study.trials[first.trial_number]
+    assert ran.user_attrs["proposer"] == first.proposer and ran.params == first.params
+    again = enqueue(ctx, study, config={"top_k": 1}, by="alice", rationale="cheaper")
+    assert not again.new and again.trial_number == first.trial_number
