@@ -370,7 +370,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what a user's type checker reads; at run time `__getattr__` loads on use
-    from contextos_lab.autotune.budget import spend_frame, spend_total
+    from contextos_lab.autotune.budget import Prices, spend_frame, spend_total
     from contextos_lab.autotune.cases import case_set_from_frame, overlap, overlap_details
     from contextos_lab.autotune.context import RunContext, prepare, rebuild
     from contextos_lab.autotune.objective import constraint_values, score_config
@@ -384,6 +384,7 @@ if TYPE_CHECKING:  # what a user's type checker reads; at run time `__getattr__`
     from contextos_lab.autotune.sampling.config import SamplerConfig
     from contextos_lab.autotune.spec.check import default_set_checker
     from contextos_lab.autotune.spec.load import load_spec, parse_spec
+    from contextos_lab.autotune.spec.tiers import Tier, Tiers
     from contextos_lab.autotune.study.baseline import ensure_baseline
     from contextos_lab.autotune.study.enqueue import enqueue, layout_for
     from contextos_lab.autotune.study.open import open_study
@@ -392,6 +393,7 @@ if TYPE_CHECKING:  # what a user's type checker reads; at run time `__getattr__`
     from contextos_lab.autotune.study.trial_count import counted_trials
     from contextos_lab.autotune.study.trial_run import run_one_trial
     from contextos_lab.autotune.sweep import sweep
+    from contextos_lab.autotune.tiers.report import tier_report
     from contextos_lab.cli.app import main
     from contextos_lab.errors import ContextosError, UserError
     from contextos_lab.evaluators.protocol import Evaluator
@@ -430,7 +432,12 @@ if TYPE_CHECKING:  # what a user's type checker reads; at run time `__getattr__`
     from contextos_lab.harness.secret_scan import scanner_hit
     from contextos_lab.harness.subprocess_harness import HarnessFailure, SubprocessHarness
     from contextos_lab.harness.token_shapes import prefixed_token_hit
-    from contextos_lab.insights.attribution.calibrate import PRIOR_STRENGTH, calibrate_parts
+    from contextos_lab.insights.attribution.calibrate import (
+        PRIOR_STRENGTH,
+        STRENGTHS,
+        calibrate_chosen,
+        calibrate_parts,
+    )
     from contextos_lab.insights.attribution.default_weights import (
         DEFAULT_WEIGHTS as DEFAULT_WEIGHTS,
     )
@@ -440,6 +447,7 @@ if TYPE_CHECKING:  # what a user's type checker reads; at run time `__getattr__`
         PRIOR_WEIGHTS,
         LinearAttributor,
         cross_validated,
+        fit_model,
         fit_weights,
         run_rows,
         temperature_for,
@@ -688,6 +696,13 @@ __all__ = [  # noqa: RUF022 (grouped as the tables are)
     "slices",
     "spend_frame",
     "spend_total",
+    "Prices",
+    "Tier",
+    "Tiers",
+    "tier_report",
+    "STRENGTHS",
+    "calibrate_chosen",
+    "fit_model",
     "sweep",
     "synthesize_insights",
     "tau_action_diff_agreement",
