@@ -159,8 +159,8 @@ def draw_case(rng: np.random.Generator) -> tuple[dict[str, Any], ExpectedReplayO
             "rank": rank[j],
             "tokens": tokens,
         }
-        if text is not None:
-            item["text"] = text
+        if body is not None:
+            item["text"] = body
         if has_pii:
             item["pii"] = True
         evidence.append(item)
