@@ -44,7 +44,7 @@ class EvaluatorEvidence(BaseModel):
     ci_low: float | None = Field(default=None, description="repeated confidence interval of delta")
     ci_high: float | None = None
     alpha_share: float | None = Field(default=None, description="this evaluator's error share")
-    alpha_spent: float | None = Field(default=None, description="share spent by the last look")
+    alpha_spent: float | None = Field(default=None, description="share spent through the last look")
     crossed_day: int | None = Field(default=None, description="look whose boundary was crossed")
     decisive_day: int | None = Field(
         default=None, description="day the boundary would be crossed if the current delta held"
@@ -62,6 +62,9 @@ class MonitorLook(BaseModel):
     z: dict[str, float] = Field(default_factory=dict)
     boundary: dict[str, float | None] = Field(default_factory=dict)
     crossed: tuple[str, ...] = ()
+    spent: dict[str, float] = Field(
+        default_factory=dict, description="error each evaluator spent at this look, own law"
+    )
 
 
 class MonitorVerdict(Envelope):

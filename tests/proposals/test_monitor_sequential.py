@@ -1,8 +1,9 @@
 """Issue 42: the monitor's verdict stays right however often it is called.
 
 The looks are the window's calendar days (calling more often adds none), each call's looks are
-stored with the verdict (a re-run with nothing new writes nothing), and null releases that the
-old fixed-look rule rolled back at some daily look are kept.
+stored with the verdict (a re-run with nothing new writes nothing), null releases that the
+old fixed-look rule rolled back at some daily look are nearly all kept, and the looks' spending
+of the error share carries forward without ever overspending.
 """
 
 from __future__ import annotations
@@ -136,9 +137,12 @@ def test_the_verdict_does_not_depend_on_how_often_it_was_asked(hours):
 
 def test_null_releases_the_old_rule_rolled_back_daily_are_kept(example, store):
     """Fixed seeds on which the old per-call Mann–Whitney rolled a null release back at some
-    daily look; the calendar design keeps every one (fails on the old monitor)."""
+    daily look (all ten, by selection). The calendar design is a valid 5 % procedure over the
+    window, so it too rolls back a null release now and then: its chance on a release the old
+    rule flagged (about 30 % of null releases) is at most 0.05 / 0.3 ≈ 0.17. Of ten such
+    releases it keeps at least seven; the old monitor kept none."""
     flagged = []
-    for seed in range(200):
+    for seed in range(400):
         rng = np.random.default_rng(seed)
         base, days = draw(rng, 200), [draw(rng, 10) for _ in range(DAYS)]
         old = any(
@@ -148,11 +152,12 @@ def test_null_releases_the_old_rule_rolled_back_daily_are_kept(example, store):
         )
         if old:
             flagged.append((seed, base, days))
-        if len(flagged) == 3:
+        if len(flagged) == 10:
             break
-    assert len(flagged) == 3
+    assert len(flagged) == 10
     rule = example.release.rule
     key = rule.applies_to.get("intent") or rule.release_gate_target
+    rolled_back = []
     for seed, base, days in flagged:
         window = open_window(
             store,
@@ -166,11 +171,15 @@ def test_null_releases_the_old_rule_rolled_back_daily_are_kept(example, store):
             for k, d in enumerate(days)
             for c in make_cards(d, t0 + timedelta(days=k), timedelta(1), f"w{seed}_{k}_", key)
         ]
-        for k in range(1, DAYS + 1):
-            v = monitor_window(
+        verdicts = [
+            monitor_window(
                 rule, baseline, cards, at=t0 + timedelta(days=k, minutes=1), monitor=window
             )
-            assert v.verdict == "keep", (seed, k, v.reasons)
+            for k in range(1, DAYS + 1)
+        ]
+        if any(v.verdict != "keep" for v in verdicts):
+            rolled_back.append((seed, next(v.reasons for v in verdicts if v.verdict != "keep")))
+    assert len(rolled_back) <= 3, rolled_back
 
 
 def test_verdicts_stored_before_issue_42_still_load():
@@ -207,3 +216,26 @@ def test_cli_monitor_says_why_and_shows_the_sequential_evidence(example, store, 
     assert ": keep for " in out and "2 of 4 daily looks" in out
     assert "why: no evidence of harm yet after 2 of 4 daily looks" in out
     assert "policy" in out and "spent" in out and "boundary" in out
+
+
+def test_unspent_error_carries_to_later_looks_and_the_window_never_overspends():
+    """0/1 boundaries rarely spend a look's whole allowance: what a look leaves is carried to
+    the next (each look's spending taken under its own law, as stored), and by every look k the
+    looks together have spent at most α_e(t_k)."""
+    from contextos_lab.proposals.monitor import sequential as seq
+    from contextos_lab.proposals.monitor.evidence import _walk_looks
+
+    share, n_days = seq.SHARES["policy"], 14
+    carried = 0
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        base = (rng.random(200) < 0.97).astype(float)
+        days = [(rng.random(10) < 0.97).astype(float) for _ in range(n_days)]
+        bounds, used, _ = _walk_looks("policy", base, days, [], n_days, f"w{seed}")
+        assert len(bounds) == len(used) == n_days
+        for k in range(1, n_days + 1):
+            assert sum(used[:k]) <= seq.spent(share, k, n_days) + 1e-12
+            increment = seq.spent(share, k, n_days) - seq.spent(share, k - 1, n_days)
+            carried += used[k - 1] > increment + 1e-12
+        assert sum(used) > 0.8 * share  # the allowance is used, not lost look by look
+    assert carried > 0

@@ -52,8 +52,9 @@ def sequential_evidence(
     n_days: int,
     seed: str,
     running: Sequence[Scorecard],
-) -> tuple[EvaluatorEvidence, list[float | None], list[float]]:
-    """The evidence, each look's boundary (None: no crossing possible) and each look's Z."""
+) -> tuple[EvaluatorEvidence, list[float | None], list[float], list[float]]:
+    """The evidence, each look's boundary (None: no crossing possible), each look's Z and the
+    error each look spent."""
     base = _values(baseline, name)
     day_vals = [_values(d, name) for d in days]
     looked = np.concatenate(day_vals) if day_vals else np.zeros(0)
@@ -75,21 +76,10 @@ def sequential_evidence(
             ),
             [],
             [],
+            [],
         )
     zs = [float(z) for z in seq.observed_z(name, base, day_vals)]
-    bounds: list[float] = []
-    p = 1.0
-    for k in range(1, len(days) + 1):
-        stored = frozen[k - 1].boundary.get(name, math.nan) if k <= len(frozen) else math.nan
-        if k < len(days) and stored is not None and not math.isnan(stored):
-            bounds.append(stored)
-            continue
-        if k < len(days) and stored is None:
-            bounds.append(math.inf)
-            continue
-        look = seq.calibrate_look(name, base, day_vals[:k], tuple(bounds), n_days, seed)
-        bounds.append(look.boundary)
-        p = look.p_value
+    bounds, used, p = _walk_looks(name, base, day_vals, frozen, n_days, seed)
     crossed = next((k for k, (z, b) in enumerate(zip(zs, bounds, strict=True), 1) if z > b), None)
     worse = False
     if crossed is not None:
@@ -115,8 +105,44 @@ def sequential_evidence(
         ci_low=None if half is None else delta - half,
         ci_high=None if half is None else delta + half,
         alpha_share=share,
-        alpha_spent=seq.spent(share, len(days), n_days),
+        alpha_spent=float(sum(used)),
         crossed_day=crossed,
         decisive_day=decisive,
     )
-    return evidence, [b if math.isfinite(b) else None for b in bounds], zs
+    return evidence, [b if math.isfinite(b) else None for b in bounds], zs, used
+
+
+def _walk_looks(
+    name: str,
+    base: np.ndarray,
+    day_vals: list[np.ndarray],
+    frozen: list[MonitorLook],
+    n_days: int,
+    seed: str,
+) -> tuple[list[float], list[float], float]:
+    """Each look's boundary, the error each spent, and the last look's sequential p.
+
+    Looks already in the store keep their boundary and spending (a look recorded before
+    spending was stored is taken to have spent its whole increment: never more error than
+    allowed); looks not yet recorded are calibrated in order, each with the spending of the
+    looks before it, so a caller at day 14 reaches the daily caller's boundaries."""
+    bounds: list[float] = []
+    used: list[float] = []
+    p = 1.0
+    last = len(day_vals)
+    for k in range(1, last + 1):
+        look_k = frozen[k - 1] if k <= len(frozen) else None
+        stored = look_k.boundary.get(name, math.nan) if look_k else math.nan
+        if k < last and look_k is not None and (stored is None or not math.isnan(stored)):
+            bounds.append(math.inf if stored is None else stored)
+            share = seq.SHARES[name]
+            increment = seq.spent(share, k, n_days) - seq.spent(share, k - 1, n_days)
+            used.append(look_k.spent.get(name, increment))
+            continue
+        look = seq.calibrate_look(
+            name, base, day_vals[:k], tuple(bounds), n_days, seed, spent_before=sum(used)
+        )
+        bounds.append(look.boundary)
+        used.append(look.spent)
+        p = look.p_value
+    return bounds, used, p

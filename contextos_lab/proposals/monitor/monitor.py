@@ -133,10 +133,10 @@ def monitor_window(
             rec_p = recurrence_p(store, rule, recurrence, max(done, 1), baseline_days)
     recurrence = recurrence or 0
     seed = monitor.window_id if monitor else rule.rule_id
-    evidence, bounds, zs = {}, {}, {}
+    evidence, bounds, zs, used = {}, {}, {}, {}
     if baseline and window:
         for name in FIELDS:
-            evidence[name], bounds[name], zs[name] = sequential_evidence(
+            evidence[name], bounds[name], zs[name], used[name] = sequential_evidence(
                 name, baseline, days, frozen, n_days, seed, window
             )
     looked = [c for d in days for c in d]
@@ -147,6 +147,7 @@ def monitor_window(
             n_window=sum(len(d) for d in days[:k]),
             z={n: zs[n][k - 1] for n in zs if len(zs[n]) >= k},
             boundary={n: bounds[n][k - 1] for n in bounds if len(bounds[n]) >= k},
+            spent={n: used[n][k - 1] for n in used if len(used[n]) >= k},
             crossed=tuple(
                 n
                 for n in zs

@@ -24,10 +24,11 @@ while the monitor only needs validity at the window's day boundaries. So:
   the null law is estimated from everything seen so far (baseline ∪ window days 1..k — pooling
   is what keeps the error at its share: plugging in the baseline alone made a lucky baseline's
   boundary too tight and doubled the error in simulation). b_k keeps the chance of crossing
-  *first* at look k within the spending increment α_e(t_k) − α_e(t_{k−1}), with
-  α_e(t) = α_e·ln(1 + (e − 1)·t), t = j/K (Lan–DeMets Pocock-type spending on the calendar
-  fraction: harm should be caught early, so the budget is not saved for the end as
-  O'Brien–Fleming would); the increments sum to α_e over the window. Two-valued scores are
+  *first* at look k within α_e(t_k) less what looks 1..k−1 spent (each under its own day's
+  law, stored with the look), with α_e(t) = α_e·ln(1 + (e − 1)·t), t = j/K (Lan–DeMets
+  Pocock-type spending on the calendar fraction: harm should be caught early, so the budget is
+  not saved for the end as O'Brien–Fleming would); what a discrete boundary leaves unspent
+  carries to the next look, and the looks spend at most α_e over the window. Two-valued scores are
   computed exactly (binomial dynamic programming over the baseline's and the window's running
   counts, at the window's observed daily counts — arrivals carry no information about scores);
   other scores by SIMS seeded draws (days resampled, large groups normal), the tail read off
@@ -109,23 +110,25 @@ def group_sums(pool: np.ndarray, sizes: tuple[int, ...], seed: str) -> np.ndarra
 
 @dataclass(frozen=True)
 class Look:
-    """One calendar look's boundary (inf: no crossing possible yet) and sequential p-value."""
+    """One calendar look: its boundary (inf: no crossing possible yet), sequential p-value and
+    the error it spent — the chance of crossing first here under this look's own null law."""
 
     boundary: float
     p_value: float
+    spent: float = 0.0
 
 
-def _cut(z: np.ndarray, mass: np.ndarray, budget: float) -> float:
-    """Smallest b with mass{Z > b} ≤ budget (ties kept together: never over budget)."""
+def _cut(z: np.ndarray, mass: np.ndarray, budget: float) -> tuple[float, float]:
+    """Smallest b with mass{Z > b} ≤ budget (ties kept together: never over budget), and that
+    mass."""
     order = np.argsort(-z, kind="stable")
     zs, cum = z[order], np.cumsum(mass[order])
     last = np.r_[zs[1:] != zs[:-1], True]  # end of each tie group
     ok = last & (cum <= budget + 1e-15)
     if not ok.any():
-        return float(zs[0]) if zs.size else math.inf
-    return (
-        float(zs[np.nonzero(ok)[0][-1] + 1]) if np.nonzero(ok)[0][-1] + 1 < zs.size else -math.inf
-    )
+        return (float(zs[0]) if zs.size else math.inf), 0.0
+    i = int(np.nonzero(ok)[0][-1])
+    return (float(zs[i + 1]) if i + 1 < zs.size else -math.inf), float(cum[i])
 
 
 def _binary_look(
@@ -133,7 +136,7 @@ def _binary_look(
     baseline: np.ndarray,
     days: list[np.ndarray],
     earlier: tuple[float, ...],
-    step: float,
+    budget: float,
     observed: np.ndarray,
 ) -> Look:
     """Exact computation for two-valued scores: the chance of crossing, over the baseline's
@@ -177,15 +180,15 @@ def _binary_look(
         return state, gone
 
     state, _ = run(list(earlier))
-    b_k = _cut(zs[-1].ravel(), state.ravel(), step)
+    b_k, used = _cut(zs[-1].ravel(), state.ravel(), budget)
     bounds = [*earlier, b_k]
     finite = [math.isfinite(b) for b in bounds]
     if not any(finite):
-        return Look(b_k, 1.0)
+        return Look(b_k, 1.0, used)
     obs = max(float(o) - b for o, b, f in zip(observed, bounds, finite, strict=True) if f)
     state, gone = run([b + obs - 1e-9 for b in bounds])
     last = float(state[zs[-1] > b_k + obs - 1e-9].sum()) if finite[-1] else 0.0
-    return Look(b_k, float(min(1.0, gone + last)))
+    return Look(b_k, float(min(1.0, gone + last)), used)
 
 
 def calibrate_look(
@@ -195,16 +198,25 @@ def calibrate_look(
     earlier: tuple[float, ...],
     n_days: int,
     seed: str,
+    spent_before: float | None = None,
 ) -> Look:
-    """Boundary and p-value for look k = len(days), given the frozen boundaries of looks < k.
+    """Boundary and p-value for look k = len(days), given the frozen boundaries of looks < k
+    and the error those looks spent (`spent_before`, each under its own law; None: assume each
+    spent its whole increment).
 
     The null law is estimated from everything seen so far (baseline ∪ days 1..k, "no change"
     makes them one sample); b_k is the cut that keeps the chance of crossing *first* at look k
-    within the spending increment α_e(t_k) − α_e(t_{k−1}), so the increments add up to α_e
-    over the window. Two-valued scores are computed exactly; others by SIMS seeded draws with
-    the tail of the normal fitted to the simulated Z."""
+    within what the spending function allows by now, α_e(t_k), less what earlier looks spent.
+    The earlier looks' spending is taken as recorded (each under the law of its own day), never
+    recomputed under today's: re-estimating it under a law that harm has since moved makes the
+    early looks seem to have overspent and starves the later ones (measured in
+    docs/monitoring.md, "Measured"). Discrete 0/1 boundaries rarely spend their whole
+    allowance; the remainder is carried to the next look instead of lost, and the looks'
+    spending still adds up to at most α_e over the window. Two-valued scores are computed
+    exactly; others by SIMS seeded draws with the tail of the normal fitted to the simulated Z."""
     k = len(days)
-    step = spent(SHARES[name], k, n_days) - spent(SHARES[name], k - 1, n_days)
+    before = spent(SHARES[name], k - 1, n_days) if spent_before is None else spent_before
+    step = max(0.0, spent(SHARES[name], k, n_days) - before)
     observed = observed_z(name, baseline, days)
     pool = np.concatenate([baseline, *days])
     if np.unique(pool).size == 1 or sum(d.size for d in days) == 0:
@@ -225,13 +237,14 @@ def calibrate_look(
     # would need ~1/increment draws for the small shares, so the tail is read off the normal
     # fitted to the simulated paths still alive
     b = float(alive.mean() + alive.std() * norm.isf(step)) if alive.size > 1 else math.inf
+    used = step * alive.size / SIMS if math.isfinite(b) else 0.0
     bounds[-1] = b
     finite = np.isfinite(bounds)
     if not finite.any():
-        return Look(b, 1.0)
+        return Look(b, 1.0, used)
     obs = float(np.max(observed[finite] - bounds[finite]))
     null = np.max(z[:, finite] - bounds[finite], axis=1)
-    return Look(b, float((1 + np.sum(null >= obs - 1e-12)) / (SIMS + 1)))
+    return Look(b, float((1 + np.sum(null >= obs - 1e-12)) / (SIMS + 1)), used)
 
 
 def observed_z(name: str, baseline: np.ndarray, days: list[np.ndarray]) -> np.ndarray:
