@@ -29,8 +29,11 @@ lint: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
+# the suite on TEST_WORKERS processes (pytest-xdist; CI has 2 cores); each test file runs
+# whole on one worker, so a file's module fixtures are built once
+TEST_WORKERS ?= 2
 test: $(STAMP) lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache site

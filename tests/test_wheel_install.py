@@ -26,6 +26,14 @@ from tests.reports.html_checks import check_reviewer_html
 #: not needed to build a wheel (and some are large or written by concurrent runs)
 _SKIP_ANYWHERE = {"__pycache__", ".ipynb_checkpoints", "out"}  # e.g. notebooks/out (generated)
 _SKIP_AT_ROOT = {".venv", ".git", "build", "out", "reports", "benchmarks", "examples", "tests"}
+# caches that other test processes write while this one copies the checkout (pytest-xdist)
+_SKIP_AT_ROOT |= {
+    ".hypothesis",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".import_linter_cache",
+}
 
 
 def runtime_closure() -> dict[str, Distribution]:

@@ -123,30 +123,43 @@ class LocalPostgres:
             server.socket_dir.mkdir()
             if run_as is not None:
                 os.chown(server.socket_dir, run_as.pw_uid, run_as.pw_gid)
-            opts = [
-                f"-p {server.port}",
-                "-c listen_addresses=127.0.0.1",
-                f"-k {server.socket_dir}",
-                "-c max_connections=200",
-            ]
-            opts += [f"-c {k}={v}" for k, v in server.settings.items()]
-            server._run(
-                "pg_ctl",
-                "-D",
-                str(server.data_dir),
-                "-l",
-                str(server.root / "log"),
-                "-w",
-                "-t",
-                "60",
-                "-o",
-                " ".join(opts),
-                "start",
-            )
+            server._start()
         except BaseException:
             server.stop()
             raise
         return server
+
+    def _start(self, tries: int = 3) -> None:
+        """pg_ctl start on a free port. The port is free when chosen, but another process
+        (a second test worker, a Jupyter kernel) may bind it before the server does; a failed
+        start therefore tries again on a new port, and the last failure is raised."""
+        for attempt in range(tries):
+            opts = [
+                f"-p {self.port}",
+                "-c listen_addresses=127.0.0.1",
+                f"-k {self.socket_dir}",
+                "-c max_connections=200",
+            ]
+            opts += [f"-c {k}={v}" for k, v in self.settings.items()]
+            try:
+                self._run(
+                    "pg_ctl",
+                    "-D",
+                    str(self.data_dir),
+                    "-l",
+                    str(self.root / "log"),
+                    "-w",
+                    "-t",
+                    "60",
+                    "-o",
+                    " ".join(opts),
+                    "start",
+                )
+                return
+            except RuntimeError:
+                if attempt == tries - 1:
+                    raise
+                self.port = free_port()
 
     def create_database(self, name: str) -> str:
         """CREATE DATABASE `name` (a plain identifier) and return its URL."""
