@@ -2,14 +2,16 @@
 
 Why not `concurrent.futures.ThreadPoolExecutor`: a task that hangs keeps its pool thread
 forever (threads cannot be killed) and the executor joins it at interpreter exit, so one hung
-harness call would stall the trial's slot and then the process. Here every task runs on its
-own daemon thread; on timeout its slot is freed at once and its late answer is ignored.
+harness call would stall the trial's slot and then the process. Here the tasks run on daemon
+threads; on timeout a task's thread is abandoned, its slot is given to a fresh thread at once
+and its late answer is ignored.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,7 +32,9 @@ def run_pool(
     """Each task's return value, or the exception it raised (TaskTimeout on timeout), in order.
 
     At most `max_concurrency` tasks run at once; `timeouts[i]` (seconds, None = unbounded)
-    counts from the moment task i starts.
+    counts from the moment task i starts. At most `max_concurrency` threads take the tasks in
+    turn (starting a thread per task cost more than a fast harness's call); a thread whose
+    task timed out is abandoned with it and a fresh one takes its place.
     """
     n = len(tasks)
     limit = max(1, int(max_concurrency))
@@ -45,40 +49,51 @@ def run_pool(
                 out[i] = exc
         return out
     cond = threading.Condition()
-    finished: list[int] = []
+    todo = deque(range(n))
     running: dict[int, float] = {}  # index -> deadline (inf when unbounded)
     abandoned: set[int] = set()
+    settled = 0  # answered or abandoned
 
-    def runner(i: int) -> None:
-        try:
-            value: Any = tasks[i]()
-        except Exception as exc:
-            value = exc
-        with cond:
-            if i not in abandoned:
+    def worker() -> None:
+        nonlocal settled
+        while True:
+            with cond:
+                if not todo:
+                    return
+                i = todo.popleft()
+                limit_s = timeouts[i] if timeouts is not None else None
+                running[i] = time.monotonic() + limit_s if limit_s else float("inf")
+                cond.notify()  # the waiting caller learns of the new deadline
+            try:
+                value: Any = tasks[i]()
+            except Exception as exc:
+                value = exc
+            with cond:
+                if i in abandoned:  # a fresh thread took this one's place
+                    return
                 out[i] = value
-                finished.append(i)
+                running.pop(i, None)
+                settled += 1
                 cond.notify()
 
-    next_i = 0
-    while next_i < n or running:
-        with cond:
-            while next_i < n and len(running) < limit:
-                limit_s = timeouts[next_i] if timeouts is not None else None
-                running[next_i] = time.monotonic() + limit_s if limit_s else float("inf")
-                threading.Thread(target=runner, args=(next_i,), daemon=True).start()
-                next_i += 1
-            if not finished:
-                wait = min(running.values()) - time.monotonic()
-                cond.wait(None if wait == float("inf") else max(wait, 0.0))
-            for i in finished:
-                running.pop(i, None)
-            finished.clear()
+    def start() -> None:
+        threading.Thread(target=worker, daemon=True).start()
+
+    for _ in range(min(limit, n)):
+        start()
+    with cond:
+        while settled < n:
+            deadline = min(running.values(), default=float("inf"))
+            wait = deadline - time.monotonic()
+            if wait > 0 or deadline == float("inf"):
+                cond.wait(None if deadline == float("inf") else wait)
             now = time.monotonic()
-            for i, deadline in list(running.items()):
-                if deadline <= now:
+            for i, due in list(running.items()):
+                if due <= now:
                     abandoned.add(i)
                     running.pop(i)
+                    settled += 1
                     limit_s = timeouts[i] if timeouts is not None else None
                     out[i] = TaskTimeout(f"no answer within {limit_s:g}s (abandoned)")
+                    start()
     return out
