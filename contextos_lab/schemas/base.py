@@ -7,9 +7,7 @@ machines agree byte for byte on what an artifact is.
 
 from __future__ import annotations
 
-import hashlib
 import html
-import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from enum import Enum
@@ -29,20 +27,12 @@ from typing import (
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
+from contextos_lab.schemas.canonical import canonical_json, sha256_hex
+
 if TYPE_CHECKING:  # pandas only where a frame is built: every command imports the schemas
     import pandas as pd
 
 SCHEMA_VERSION = "1.0"
-
-
-def canonical_json(payload: Any) -> str:
-    """Deterministic JSON: sorted keys, compact separators, non-ASCII kept as UTF-8."""
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def sha256_hex(text: str | bytes) -> str:
-    data = text.encode("utf-8") if isinstance(text, str) else text
-    return hashlib.sha256(data).hexdigest()
 
 
 class Envelope(BaseModel):
