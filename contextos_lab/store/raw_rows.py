@@ -142,4 +142,4 @@ def _named_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> Any:
 
 @cache
 def _row_type(fields: tuple[str, ...]) -> type:
-    return namedtuple("Row", fields, rename=True)  # type: ignore[misc]
+    return namedtuple("Row", fields, rename=True)

@@ -66,9 +66,9 @@ def verify_url(
     """Verify the store at `url` from its raw rows (sqlite3 for a SQLite file, see
     `store.raw_rows`). `signing_key()` is asked only when there is something to vouch for;
     a missing SQLite file is `FileNotFoundError`."""
-    anchor = read_anchor(url)
     try:
-        with raw_reader(url, engine) as reader:
+        with raw_reader(url, engine) as reader:  # first: a URL it cannot open is an error
+            anchor = read_anchor(url)
             if anchor is None and _holds_nothing(reader):
                 return VerifyReport(True, 0, verdict="empty")
             key = signing_key()  # SigningKeyMissing propagates: an error, not a verdict
