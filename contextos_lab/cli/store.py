@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from contextos_lab.cli.conventions import add_command
-from contextos_lab.errors import one_line
+from contextos_lab.errors import ContextosError, one_line
 from contextos_lab.store.db_url import DEFAULT_STORE_URL, STORE_ENV
 
 if TYPE_CHECKING:  # SQLAlchemy only once a command opens a store, not for `--help`
@@ -57,7 +57,7 @@ def _verify(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-class _NoProject(Exception):
+class _NoProject(ContextosError):
     """The store's project does not load (`project_from_args` printed why)."""
 
 

@@ -18,6 +18,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from contextos_lab.errors import ContextosError
+
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine
 
@@ -39,8 +41,9 @@ CHAIN_HEAD_COLUMNS = ("id", "seq", "row_sha256", "mac")
 BINDING_COLUMNS = ("seq", "name", "root", "registry_sha256", "reason_classes", "recorded_at", "mac")
 
 
-class Unreadable(Exception):
-    """The database, or a table of it, cannot be read (any driver's error, first line kept)."""
+class Unreadable(ContextosError):
+    """The database, or a table of it, cannot be read (any driver's error, first line kept);
+    `store verify` turns it into its `unreadable_database` verdict."""
 
 
 class RawReader(Protocol):
