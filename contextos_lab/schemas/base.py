@@ -59,7 +59,8 @@ class Envelope(BaseModel):
 
     def _repr_html_(self) -> str:
         """Field, value rows; nested objects flattened to one `a.b: value` line each, floats
-        to 4 significant digits, text wrapped, no MathJax on `$` (tex2jax_ignore)."""
+        to 4 significant digits, text wrapped, no MathJax on `$` (`mathjax_ignore` for
+        JupyterLab 4's MathJax 3, `tex2jax_ignore` for MathJax 2)."""
         rows = "".join(
             f"<tr><th style='text-align:left;vertical-align:top'>{html.escape(name)}</th>"
             f"<td style='text-align:left;white-space:pre-wrap;overflow-wrap:anywhere'>"
@@ -67,7 +68,8 @@ class Envelope(BaseModel):
             for name, value in self.model_dump(mode="json").items()
         )
         title = html.escape(f"{type(self).__name__} {self.artifact_id}")
-        return f"<table class='tex2jax_ignore'><caption>{title}</caption>{rows}</table>"
+        table = "<table class='tex2jax_ignore mathjax_ignore'>"
+        return f"{table}<caption>{title}</caption>{rows}</table>"
 
     def to_frame(self) -> pd.DataFrame:
         return envelopes_to_frame([self], type(self))
