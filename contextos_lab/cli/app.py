@@ -10,6 +10,11 @@ is the one place that turns a kit error (any `contextos_lab.errors.ContextosErro
 carries the exit status) and file-system errors such as an unwritable `--out` (exit 2) into one
 line on stderr; anything else is a bug and keeps its traceback. argparse errors are one line
 and exit 2 too (`Parser.error`).
+
+`main` loads the domain project before the command runs, except for a command registered with
+`set_defaults(loads_project=False)` (`runs tail`, `schema`, `store verify`: they read none, or
+load it themselves when they do) and no `--project` given: a light command does not pay for
+the project's configuration (issue 40).
 """
 
 from __future__ import annotations
@@ -107,17 +112,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser_for(argv).parse_args(argv)  # `--help` ends here, having imported no stage
     from contextos_lab.cli.next_steps import invocation
     from contextos_lab.cli.project_option import project_from_args
-    from contextos_lab.domain.active import ENV as PROJECT_ENV
-    from contextos_lab.domain.active import use_project
+    from contextos_lab.domain import ENV as PROJECT_ENV
 
-    project = project_from_args(args)  # the domain every command reads; one line, exit 2
-    if project is None:
-        return 2
+    project = None
+    if getattr(args, "loads_project", True) or getattr(args, "project", None):
+        project = project_from_args(args)  # the domain every command reads; one line, exit 2
+        if project is None:
+            return 2
     # notebooks' kernels (gate, sweep) and subprocesses read the same project as the command
     saved = os.environ.get(PROJECT_ENV)
-    os.environ[PROJECT_ENV] = str(project.root)
+    if project is not None:
+        os.environ[PROJECT_ENV] = str(project.root)
     try:
-        with invocation(args, project, build_parser):
+        with invocation(args, project.root if project else None, build_parser):
             return int(args.func(args) or 0)
     except ContextosError as exc:  # every kit error: one line, its class's exit status
         return report_user_error(exc)
@@ -127,7 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     finally:
-        use_project(project)  # still active, but no longer the unnamed last resort (in-process)
+        if project is not None:  # still active, but no longer the unnamed last resort
+            from contextos_lab.domain.active import use_project
+
+            use_project(project)
         if saved is None:
             os.environ.pop(PROJECT_ENV, None)
         else:

@@ -15,10 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from contextos_lab.domain.config import DomainConfig
+from typing import Any
 
 #: `cli.app.build_parser`: the parser of one command (by its first word), built on demand
 ParserFor = Callable[[str], argparse.ArgumentParser]
@@ -28,7 +25,7 @@ ALTERNATIVES = "   |   "
 
 @dataclass(frozen=True)
 class _Invocation:
-    project: Path
+    project: Path | None
     store: str | None
     bundles: str | None
     #: Builds the CLI's parser for a command, handed in by `cli.main` (this module never imports
@@ -42,13 +39,14 @@ _current: list[_Invocation] = []
 @contextmanager
 def invocation(
     args: argparse.Namespace,
-    project: DomainConfig,
+    project: Path | None,
     parser_for: ParserFor | None = None,
 ) -> Iterator[None]:
+    """`project`: the running command's project folder (None: it loaded none)."""
     store = getattr(args, "store", None)
     bundles = getattr(args, "bundles", None)
     _current.append(
-        _Invocation(project.root, store if isinstance(store, str) else None, bundles, parser_for)
+        _Invocation(project, store if isinstance(store, str) else None, bundles, parser_for)
     )
     try:
         yield
@@ -78,7 +76,7 @@ def complete_command(command: str) -> str:
     words = shlex.split(command)[1:]
     options = _options_of(words)
     extra: list[str] = []
-    if "--project" in options and "--project" not in words:
+    if now.project and "--project" in options and "--project" not in words:
         extra += ["--project", str(now.project)]
     if now.store and "--store" in options and "--store" not in words:
         extra += ["--store", now.store]

@@ -41,7 +41,7 @@ def _store_project(url: str, explicit: str | None, label: str) -> tuple[DomainCo
     from contextos_lab.domain.active import cached_project, resolve_project_path
     from contextos_lab.domain.config import ProjectError
     from contextos_lab.domain.loader import BUNDLED_PROJECT, is_project
-    from contextos_lab.store.project_binding import binding_conflict, recorded_project
+    from contextos_lab.store.binding_read import binding_conflict, recorded_project
 
     recorded = recorded_project(url)
     if recorded is None:

@@ -12,7 +12,9 @@ where `register(subparsers)` calls `add_command(subparsers, "attribution", examp
 (the summary comes from this table) and imports its heavy libraries inside the command's
 function, not at the top of the module: `tests/cli/test_startup.py` checks that `--help` of
 every command imports no pandas, SciPy, scikit-learn, statsmodels or Optuna.
-A module may register several commands; list each name with the same target.
+A module may register several commands; list each name with the same target. A command that
+reads no domain project sets `loads_project=False` in its defaults (`runs tail`, `schema`): `main`
+then loads none unless `--project` is given.
 """
 
 from __future__ import annotations

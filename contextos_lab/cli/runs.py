@@ -112,4 +112,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     tail.add_argument("-n", type=int, default=10, help="how many records to show (default 10)")
     tail.add_argument("--no-color", action="store_true", help="never colour the latest failure")
-    tail.set_defaults(func=_tail)
+    tail.set_defaults(func=_tail, loads_project=False)  # reads a record file, no project

@@ -35,4 +35,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         example="contextos-lab schema --out out/schemas",
     )
     p.add_argument("--out", required=True, help="directory for <ModelName>.json files")
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, loads_project=False)  # the envelopes alone, no project

@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from contextos_lab.cli.conventions import add_command
-from contextos_lab.errors import one_line
+from contextos_lab.errors import ContextosError, one_line
 from contextos_lab.store.db_url import DEFAULT_STORE_URL, STORE_ENV
 
 if TYPE_CHECKING:  # SQLAlchemy only once a command opens a store, not for `--help`
@@ -31,21 +31,34 @@ def open_store(url: str, *, create: bool = False) -> ExperienceStore | None:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from contextos_lab.store.experience_store import ExperienceStore
-    from contextos_lab.store.signing import SigningKeyMissing
+    """Rows read raw (sqlite3 for a SQLite file): an empty store loads no SQLAlchemy, envelope
+    nor project; one with rows is read under the project it recorded (its bodies validate
+    against that project's registry), as any command on a store is."""
+    from contextos_lab.cli.project_option import project_from_args
+    from contextos_lab.store.signing_key import SigningKeyMissing, require_signing_key
+    from contextos_lab.store.verify import verify_url
+
+    def key() -> bytes:  # asked only when the store holds something: its project first
+        if project_from_args(args) is None:
+            raise _NoProject
+        return require_signing_key()
 
     try:  # opened as is: a missing table or a corrupt file is a verdict, not a refusal to open
-        store = ExperienceStore(args.store, create=False, check_exists=False)
+        report = verify_url(args.store, key)
     except (FileNotFoundError, ConnectionError) as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
-    try:
-        report = store.verify()
+    except _NoProject:  # its error line is printed
+        return 2
     except SigningKeyMissing as exc:
         print(f"error: cannot verify {args.store}: {exc}", file=sys.stderr)
         return 2
     print(f"{args.store}: {report}", file=sys.stdout if report.ok else sys.stderr)
     return 0 if report.ok else 1
+
+
+class _NoProject(ContextosError):
+    """The store's project does not load (`project_from_args` printed why)."""
 
 
 def _lineage(args: argparse.Namespace) -> int:
@@ -78,7 +91,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         example="contextos-lab store verify --store sqlite:///out/demo/store.db",
     )
     verify.add_argument("--store", default=default_store_url(), help="SQLAlchemy URL")
-    verify.set_defaults(func=_verify)
+    verify.set_defaults(func=_verify, loads_project=False)  # `_verify` loads it if needed
     lin = add_command(
         sub,
         "lineage",

@@ -135,11 +135,16 @@ def flat(frame: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
     return out.apply(lambda col: col.map(lambda v: rounded(v, digits)))
 
 
+#: The classes that keep MathJax 3 (JupyterLab 4) and MathJax 2 (classic front ends) off a table.
+NO_MATHJAX = "tex2jax_ignore mathjax_ignore"
+
+
 def text_view(frame: pd.DataFrame) -> Any:
     """A table of trace text as text: real line breaks, wrapped, left-aligned, `$` left alone
-    by MathJax (the `tex2jax_ignore` class JupyterLab honours)."""
+    by MathJax (`mathjax_ignore`, the class JupyterLab 4's MathJax 3 honours, as the browser
+    test found: tests/notebooks/test_in_browser.py; `tex2jax_ignore` for MathJax 2 front ends)."""
     return (
-        frame.style.set_table_attributes('class="tex2jax_ignore"')
+        frame.style.set_table_attributes(f'class="{NO_MATHJAX}"')
         .set_properties(
             **{"white-space": "pre-wrap", "text-align": "left", "overflow-wrap": "anywhere"}
         )

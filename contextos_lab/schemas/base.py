@@ -7,9 +7,7 @@ machines agree byte for byte on what an artifact is.
 
 from __future__ import annotations
 
-import hashlib
 import html
-import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from enum import Enum
@@ -29,20 +27,12 @@ from typing import (
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
+from contextos_lab.schemas.canonical import canonical_json, sha256_hex
+
 if TYPE_CHECKING:  # pandas only where a frame is built: every command imports the schemas
     import pandas as pd
 
 SCHEMA_VERSION = "1.0"
-
-
-def canonical_json(payload: Any) -> str:
-    """Deterministic JSON: sorted keys, compact separators, non-ASCII kept as UTF-8."""
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def sha256_hex(text: str | bytes) -> str:
-    data = text.encode("utf-8") if isinstance(text, str) else text
-    return hashlib.sha256(data).hexdigest()
 
 
 class Envelope(BaseModel):
@@ -69,7 +59,8 @@ class Envelope(BaseModel):
 
     def _repr_html_(self) -> str:
         """Field, value rows; nested objects flattened to one `a.b: value` line each, floats
-        to 4 significant digits, text wrapped, no MathJax on `$` (tex2jax_ignore)."""
+        to 4 significant digits, text wrapped, no MathJax on `$` (`mathjax_ignore` for
+        JupyterLab 4's MathJax 3, `tex2jax_ignore` for MathJax 2)."""
         rows = "".join(
             f"<tr><th style='text-align:left;vertical-align:top'>{html.escape(name)}</th>"
             f"<td style='text-align:left;white-space:pre-wrap;overflow-wrap:anywhere'>"
@@ -77,7 +68,8 @@ class Envelope(BaseModel):
             for name, value in self.model_dump(mode="json").items()
         )
         title = html.escape(f"{type(self).__name__} {self.artifact_id}")
-        return f"<table class='tex2jax_ignore'><caption>{title}</caption>{rows}</table>"
+        table = "<table class='tex2jax_ignore mathjax_ignore'>"
+        return f"{table}<caption>{title}</caption>{rows}</table>"
 
     def to_frame(self) -> pd.DataFrame:
         return envelopes_to_frame([self], type(self))

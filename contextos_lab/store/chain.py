@@ -7,8 +7,7 @@ import hmac
 from collections.abc import Sequence
 from typing import Any
 
-from contextos_lab.schemas.base import canonical_json, sha256_hex
-from contextos_lab.store.database import chain_head
+from contextos_lab.schemas.canonical import canonical_json, sha256_hex
 
 GENESIS = "0" * 64
 
@@ -52,6 +51,8 @@ def head_mac(key: bytes, seq: int, row_sha256: str) -> str:
 
 def seal_head(conn: Any, key: bytes, seq: int, last_row_sha256: str) -> None:
     """Write (or move) the keyed seal of the chain's last row, inside the writer's transaction."""
+    from contextos_lab.store.database import chain_head  # SQLAlchemy for writers, not `verify`
+
     values = {
         "seq": seq,
         "row_sha256": last_row_sha256,

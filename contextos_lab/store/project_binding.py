@@ -14,22 +14,36 @@ project and gets a new record; one that lost classes the store may hold is refus
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Column, Connection, Integer, String, Table, Text, inspect, select
-from sqlalchemy.exc import SQLAlchemyError
 
 from contextos_lab.domain.config import ProjectError
 from contextos_lab.errors import UserError
-from contextos_lab.store.database import make_engine, metadata
+from contextos_lab.store.binding_read import (
+    Binding,
+    binding_conflict,
+    binding_mac,
+    recorded_project,
+)
+from contextos_lab.store.database import metadata
 
 if TYPE_CHECKING:
     from contextos_lab.domain.config import DomainConfig
+
+#: Names this module has always offered; the reading half lives in `store.binding_read`.
+__all__ = [
+    "Binding",
+    "BindingConflict",
+    "binding_conflict",
+    "binding_mac",
+    "binding_of",
+    "record_project",
+    "recorded_project",
+    "registry_sha256",
+]
 
 project_binding = Table(
     "project_binding",
@@ -43,19 +57,6 @@ project_binding = Table(
     #: HMAC-SHA256 under the store key of the row's other columns: `store verify` checks it
     Column("mac", String(64), nullable=False),
 )
-
-
-@dataclass(frozen=True)
-class Binding:
-    """The project a store belongs to, as recorded."""
-
-    name: str
-    root: Path
-    registry_sha256: str
-    reason_classes: frozenset[str]
-
-    def describe(self) -> str:
-        return f"{self.name} ({self.root}, registry {self.registry_sha256[:12]})"
 
 
 def registry_sha256(project: DomainConfig) -> str:
@@ -74,67 +75,14 @@ def binding_of(project: DomainConfig) -> Binding:
     )
 
 
-def _latest(conn: Connection, key: bytes | None = None) -> Binding | None:
-    """The latest binding; with `key`, None when its MAC does not hold (an altered binding
-    names no project: `store verify` reports it)."""
+def _latest(conn: Connection) -> Binding | None:
+    """The latest binding, read inside a writer's transaction."""
     if "project_binding" not in set(inspect(conn).get_table_names()):
         return None
     row = conn.execute(
         select(project_binding).order_by(project_binding.c.seq.desc()).limit(1)
     ).first()
-    if row is None:
-        return None
-    if key is not None and not hmac.compare_digest(str(row.mac), binding_mac(key, row)):
-        return None
-    return Binding(
-        row.name, Path(row.root), row.registry_sha256, frozenset(json.loads(row.reason_classes))
-    )
-
-
-def recorded_project(url: str | None) -> Binding | None:
-    """The project a store at `url` belongs to; None when it has none yet or cannot be read
-    (the command that opens it then says why)."""
-    if not url:
-        return None
-    from contextos_lab.store.signing import load_signing_key
-
-    try:
-        key = load_signing_key(required=False)
-        engine = make_engine(url, create=False)
-        with engine.connect() as conn:
-            return _latest(conn, key)
-    except (FileNotFoundError, ConnectionError, SQLAlchemyError, ValueError, OSError):
-        return None
-
-
-def binding_conflict(recorded: Binding, project: DomainConfig) -> str | None:
-    """Why `project` cannot read a store recorded for `recorded` (None: it can)."""
-    if project.name != recorded.name:
-        return "another project"
-    lost = sorted(recorded.reason_classes - set(project.reason_classes))
-    if lost:
-        return f"its registry lost reason classes {', '.join(lost)}"
-    return None
-
-
-def binding_mac(key: bytes, row: Any) -> str:
-    """The MAC of one binding row (its columns but the MAC, canonical JSON)."""
-    body = {c: getattr(row, c) if not isinstance(row, dict) else row[c] for c in _MACED}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
-    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
-
-
-_MACED = ("seq", "name", "root", "registry_sha256", "reason_classes", "recorded_at")
-
-
-def check_bindings(conn: Connection, key: bytes) -> str | None:
-    """Why the binding table does not verify (None: every row's MAC holds)."""
-    if "project_binding" not in set(inspect(conn).get_table_names()):
-        return None
-    for row in conn.execute(select(project_binding).order_by(project_binding.c.seq)):
-        if not isinstance(row.mac, str) or not hmac.compare_digest(row.mac, binding_mac(key, row)):
-            return f"project binding row {row.seq} does not verify (altered)"
-    return None
+    return None if row is None else Binding.from_row(row)
 
 
 class BindingConflict(ProjectError, UserError):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from contextos_lab.errors import ContextosError
-from contextos_lab.schemas import ENVELOPES_BY_KIND
-from contextos_lab.schemas.base import Envelope
+
+if TYPE_CHECKING:  # the envelopes load where a row is read as one: `store verify` needs none
+    from contextos_lab.schemas.base import Envelope
 
 
 class StoreRefusal(ContextosError, ValueError):
@@ -32,6 +33,8 @@ class StoredRow:
     written_at: str
 
     def envelope(self) -> Envelope:
+        from contextos_lab.schemas.envelopes import ENVELOPES_BY_KIND
+
         return ENVELOPES_BY_KIND[self.kind].model_validate_json(self.body)
 
 

@@ -19,34 +19,24 @@ from hashlib import sha256
 from pathlib import Path
 from typing import TypeVar
 
-from contextos_lab.errors import ContextosError
 from contextos_lab.schemas.base import Envelope, canonical_json
-from contextos_lab.store.locations import default_key_file
+from contextos_lab.store.signing_key import SigningKeyMissing, load_signing_key
 
 S = TypeVar("S", bound=Envelope)
 
+#: Names this module has always offered (the key alone lives in `store.signing_key`).
+__all__ = [
+    "SigningKeyMissing",
+    "compute_signature",
+    "load_authorised_overriders",
+    "load_signing_key",
+    "overriders",
+    "sign_entry",
+    "signature_valid",
+    "signing_payload",
+]
+
 DEFAULT_OVERRIDERS_FILE = Path(".contextos/authorised_overriders.json")
-
-
-class SigningKeyMissing(ContextosError, RuntimeError):
-    pass
-
-
-def load_signing_key(required: bool = True) -> bytes | None:
-    value = os.environ.get("CONTEXTOS_SIGNING_KEY")
-    if value:
-        return value.encode("utf-8")
-    path = default_key_file()
-    if path.is_file():
-        key = path.read_bytes().strip()
-        if key:
-            return key
-    if required:
-        raise SigningKeyMissing(
-            "no feedback signing key: set CONTEXTOS_SIGNING_KEY or put a key in "
-            f"{path} (e.g. `python -c 'import secrets;print(secrets.token_hex(32))' > {path}`)"
-        )
-    return None
 
 
 def signing_payload(entry: Envelope) -> str:

@@ -8,108 +8,128 @@ for without it), except on a store that holds nothing and never did (no row, no 
 project binding, no anchor): that one is `ok` with verdict `empty`, key or no key.
 The chain head is checked against the anchor kept beside the key
 (`store.anchor`), which catches deleted rows and a rollback to an earlier sealed copy.
+Rows are read as stored (`store.raw_rows`: sqlite3 for a SQLite file) and the envelopes load
+only once there is a row to check, so verifying an empty store loads neither SQLAlchemy nor
+pydantic (issue 40).
 """
 
 from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, inspect, select
-from sqlalchemy.exc import SQLAlchemyError
-
 from contextos_lab.errors import ContextosError
-from contextos_lab.schemas import ENVELOPES_BY_KIND
-from contextos_lab.schemas.base import canonical_json, sha256_hex
-from contextos_lab.schemas.feedback import FeedbackEntry
+from contextos_lab.schemas.canonical import canonical_json, sha256_hex
 from contextos_lab.store.anchor import Anchor, anchor_mac, anchor_path, read_anchor, store_identity
+from contextos_lab.store.binding_read import check_binding_rows
 from contextos_lab.store.chain import GENESIS, head_mac, row_hash, row_mac
-from contextos_lab.store.database import artifacts, chain_head
+from contextos_lab.store.raw_rows import (
+    ARTIFACT_COLUMNS,
+    CHAIN_HEAD_COLUMNS,
+    RawReader,
+    Unreadable,
+    raw_reader,
+    select_sql,
+)
 from contextos_lab.store.records import VerifyReport
-from contextos_lab.store.signing import signature_valid
 
 if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
     from contextos_lab.store.handle import StoreHandle
 
-_TEXT_COLUMNS = (
-    "kind",
-    "artifact_id",
-    "body",
-    "content_sha256",
-    "prev_row_sha256",
-    "row_sha256",
-    "upstream_ids",
-    "written_at",
-    "row_mac",
-)
+#: Every column but the sequence number and the optional upstream hash holds text.
+_TEXT_COLUMNS = tuple(c for c in ARTIFACT_COLUMNS if c not in ("seq", "upstream_sha256"))
 
 
 class _Tampered(ContextosError):
     def __init__(self, verdict: str, reason: str) -> None:
         self.verdict, self.reason = verdict, reason
+        self.checked, self.seq, self.aid = 0, None, None
+
+    def at(self, checked: int, seq: Any = None, aid: Any = None) -> _Tampered:
+        """Where the chain walk was: rows checked before it, and the row concerned."""
+        self.checked, self.seq, self.aid = checked, seq, aid
+        return self
 
 
 def verify_store(store: StoreHandle) -> VerifyReport:
-    anchor = read_anchor(store.url)
-    if anchor is None and _holds_nothing(store):
-        return VerifyReport(True, 0, verdict="empty")
-    key = store.signing_key  # SigningKeyMissing propagates: an error, not a verdict
-    checked, last = 0, (0, GENESIS)
-    seq, aid = None, None
-    try:
-        with store.engine.connect() as conn:
-            tables = set(inspect(conn).get_table_names())
-            for table in ("artifacts", "chain_head"):
-                if table not in tables:
-                    return _bad("missing_table", f"table {table} is missing", 0)
-            latest: dict[str, str] = {}
-            for raw in conn.execute(select(artifacts).order_by(artifacts.c.seq)):
-                seq, aid = raw.seq, raw.artifact_id
-                try:
-                    _check_row(raw, checked + 1, last[1], key, latest)
-                    _check_anchored_row(store.url, anchor, raw)
-                except _Tampered as t:
-                    return _bad(t.verdict, t.reason, checked, seq, aid)
-                latest[raw.artifact_id] = raw.content_sha256
-                last = (raw.seq, raw.row_sha256)
-                checked += 1
-            heads = conn.execute(select(chain_head)).all()
-            from contextos_lab.store.project_binding import check_bindings
+    """`verify_url` of an open store, with its key and engine."""
+    return verify_url(store.url, lambda: store.signing_key, store.engine)
 
-            altered = check_bindings(conn, key)
-            if altered is not None:
-                return _bad("malformed_row", altered, checked)
-    except SQLAlchemyError as exc:
-        reason = f"the database cannot be read: {str(exc).splitlines()[0][:200]}"
-        return _bad("unreadable_database", reason, checked, seq if checked else None, aid)
+
+def verify_url(
+    url: str, signing_key: Callable[[], bytes], engine: Engine | None = None
+) -> VerifyReport:
+    """Verify the store at `url` from its raw rows (sqlite3 for a SQLite file, see
+    `store.raw_rows`). `signing_key()` is asked only when there is something to vouch for;
+    a missing SQLite file is `FileNotFoundError`."""
+    try:
+        with raw_reader(url, engine) as reader:  # first: a URL it cannot open is an error
+            anchor = read_anchor(url)
+            if anchor is None and _holds_nothing(reader):
+                return VerifyReport(True, 0, verdict="empty")
+            key = signing_key()  # SigningKeyMissing propagates: an error, not a verdict
+            checked, last, heads = _check_chain(url, anchor, reader, key)
+    except _Tampered as t:
+        return _bad(t.verdict, t.reason, t.checked, t.seq, t.aid)
+    except Unreadable as exc:  # a server that does not answer
+        return _bad("unreadable_database", f"the database cannot be read: {exc}", 0)
     try:
         _check_head(heads, key, *last)
-        warnings = _check_anchor(store.url, anchor, key, *last)
+        warnings = _check_anchor(url, anchor, key, *last)
     except _Tampered as t:
         return _bad(t.verdict, t.reason, checked)
     return VerifyReport(True, checked, warnings=warnings)
 
 
-def _holds_nothing(store: StoreHandle) -> bool:
+def _check_chain(
+    url: str, anchor: Anchor | str | None, reader: RawReader, key: bytes
+) -> tuple[int, tuple[int, str], list[Any]]:
+    """(rows checked, (last seq, last row hash), chain head rows); `_Tampered` at the first
+    problem, carrying how far it got."""
+    checked, last = 0, (0, GENESIS)
+    seq, aid = None, None
+    try:
+        tables = reader.tables()
+        for table in ("artifacts", "chain_head"):
+            if table not in tables:
+                raise _Tampered("missing_table", f"table {table} is missing")
+        latest: dict[str, str] = {}
+        for raw in reader.rows(select_sql("artifacts", ARTIFACT_COLUMNS)):
+            seq, aid = raw.seq, raw.artifact_id
+            try:
+                _check_row(raw, checked + 1, last[1], key, latest)
+                _check_anchored_row(url, anchor, raw)
+            except _Tampered as t:
+                raise t.at(checked, seq, aid) from None
+            latest[raw.artifact_id] = raw.content_sha256
+            last = (raw.seq, raw.row_sha256)
+            checked += 1
+        heads = list(reader.rows(select_sql("chain_head", CHAIN_HEAD_COLUMNS, "id")))
+        altered = check_binding_rows(reader, key)
+    except Unreadable as exc:
+        reason = f"the database cannot be read: {exc}"
+        raise _Tampered("unreadable_database", reason).at(
+            checked, seq if checked else None, aid
+        ) from None
+    if altered is not None:
+        raise _Tampered("malformed_row", altered).at(checked)
+    return checked, last, heads
+
+
+def _holds_nothing(reader: RawReader) -> bool:
     """Both tables there and no row in them nor in the project binding: nothing to vouch for.
     (Anything unreadable is not "nothing": the full check names it.)"""
     try:
-        with store.engine.connect() as conn:
-            tables = set(inspect(conn).get_table_names())
-            if not {"artifacts", "chain_head"} <= tables:
-                return False
-            counted = [artifacts, chain_head]
-            if "project_binding" in tables:
-                from contextos_lab.store.project_binding import project_binding
-
-                counted.append(project_binding)
-            return all(
-                conn.execute(select(func.count()).select_from(t)).scalar_one() == 0
-                for t in counted
-            )
-    except SQLAlchemyError:
+        tables = reader.tables()
+        if not {"artifacts", "chain_head"} <= tables:
+            return False
+        counted = ["artifacts", "chain_head", *({"project_binding"} & tables)]
+        return all(next(reader.rows(f"SELECT count(*) AS n FROM {t}"))[0] == 0 for t in counted)
+    except Unreadable:
         return False
 
 
@@ -179,10 +199,15 @@ def _check_row(raw: Any, expected: int, prev: str, key: bytes, latest: dict[str,
         expected_up = sha256_hex(canonical_json([latest.get(u, "") for u in ups]))
         if expected_up != raw.upstream_sha256:
             raise _Tampered("upstream_mismatch", "upstream hash does not match earlier rows")
-    if raw.kind == "feedback_entry" and not signature_valid(
-        FeedbackEntry.model_validate_json(raw.body), key
-    ):
+    if raw.kind == "feedback_entry" and not _feedback_signature_valid(raw.body, key):
         raise _Tampered("signature_invalid", "feedback signature does not verify")
+
+
+def _feedback_signature_valid(body: str, key: bytes) -> bool:
+    from contextos_lab.schemas.feedback import FeedbackEntry  # envelopes only for rows to check
+    from contextos_lab.store.signing import signature_valid
+
+    return signature_valid(FeedbackEntry.model_validate_json(body), key)
 
 
 def _reject(name: str) -> None:
@@ -196,6 +221,8 @@ def _check_body(raw: Any) -> None:
         raise _Tampered("malformed_body", f"body is not JSON: {exc}") from None
     if canonical_json(parsed) != raw.body:
         raise _Tampered("malformed_body", "body is not in canonical form")
+    from contextos_lab.schemas.envelopes import ENVELOPES_BY_KIND  # only for a row to check
+
     model = ENVELOPES_BY_KIND.get(raw.kind)
     if model is None:
         raise _Tampered("malformed_body", f"unknown kind {raw.kind!r}")

@@ -18,6 +18,8 @@ HEAVY = ("pandas", "scipy", "sklearn", "statsmodels", "optuna", "matplotlib")
 #: What no `--help` needs either: the envelopes (pydantic models; `schemas.base` is the one every
 #: envelope module imports), pydantic itself, the YAML parser and the store (SQLAlchemy).
 MODELS = ("pydantic", "contextos_lab.schemas.base", "yaml", "sqlalchemy")
+#: The domain project's configuration, which a command that reads none does not load.
+PROJECT = ("contextos_lab.domain.config", "contextos_lab.domain.loader")
 
 #: Runs `main(argv)` for each argv in turn, printing after each the watched modules (and their
 #: submodules) loaded so far.
@@ -101,20 +103,34 @@ def test_light_commands_import_no_heavy_library(
             ["project"],
             ("contextos_lab.schemas.base", "contextos_lab.loaders.records", "sqlalchemy"),
         ),
-        "store verify": (
+        "store verify": (  # an empty store: nothing to validate, no project to read it with
             ["store", "verify", "--store", f"sqlite:///{tmp_path / 'empty.db'}"],
-            (),
+            MODELS + PROJECT,
         ),
         "runs tail": (
             ["runs", "tail", str(tmp_path / "runs.jsonl")],
-            ("contextos_lab.harness.redaction", "requests", "contextos_lab.schemas.base"),
+            ("contextos_lab.harness.redaction", "requests", "contextos_lab.schemas.base", *PROJECT),
         ),
-        "schema": (["schema", "--out", str(tmp_path / "schemas")], ("sqlalchemy",)),
+        "schema": (["schema", "--out", str(tmp_path / "schemas")], ("sqlalchemy", *PROJECT)),
     }
     for name, (argv, unused) in light.items():  # one interpreter each: none inherits imports
         (row,) = _probe(argv, cwd=tmp_path, watch=HEAVY + unused)
         assert row["heavy"] == [], f"`contextos-lab {name}` imports {row['heavy']}"
         assert row["code"] == 0, row
+
+
+def test_store_verify_reads_a_sqlite_store_with_rows_without_sqlalchemy(tmp_path: Path) -> None:
+    """A SQLite store is read with sqlite3 (`store.raw_rows`): the chain, its bodies and the
+    project it recorded are checked, and SQLAlchemy is never loaded."""
+    from contextos_lab.store.experience_store import ExperienceStore
+    from tests.factories import decision_record
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    store = ExperienceStore(url)
+    store.append(decision_record(1))
+    store.append(decision_record(2))
+    (row,) = _probe(["store", "verify", "--store", url], cwd=tmp_path, watch=("sqlalchemy",))
+    assert row["code"] == 0 and row["heavy"] == [], row
 
 
 def test_the_registry_lists_every_command_once_and_builds_only_the_one_invoked() -> None:
