@@ -56,7 +56,7 @@ def frozen_setup() -> dict[str, Any]:
         "low_confidence_below": setup["ranking"]["low_confidence_below"],
         "temperature_bounds": setup["ranking"]["temperature_bounds"],
         "prior_strengths": setup["calibration"]["prior_strengths"],
-        "features": 43,
+        "features": 44,
     }
     if code != frozen:
         changed = sorted(k for k in code if code[k] != frozen[k])

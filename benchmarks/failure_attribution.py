@@ -249,7 +249,7 @@ def write_weights(runs: list[RunTrace], steps: list[int]) -> None:
         "cross-validated: each run is scored by weights fitted without it).\n"
         "DEFAULT_TEMPERATURE is the softmax temperature of these weights' candidate scores,\n"
         "fitted on the inner cross-validation's out-of-fold scores of the same runs\n"
-        '(`linear.fit_model`)."""\n\n'
+        '(`fitting.fit_model`)."""\n\n'
         f"DEFAULT_TEMPERATURE = {temperature:.4f}\n\n"
         f"DEFAULT_WEIGHTS: dict[str, float] = {{\n{body},\n}}\n",
         encoding="utf-8",

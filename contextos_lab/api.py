@@ -187,13 +187,13 @@ RESEARCH: dict[str, str] = {
     "DEFAULT_WEIGHTS": "contextos_lab.insights.attribution.default_weights",
     "LastActorBeforeErrorRule": "contextos_lab.insights.attribution.linear",
     "LinearAttributor": "contextos_lab.insights.attribution.linear",
-    "cross_validated": "contextos_lab.insights.attribution.linear",
-    "fit_weights": "contextos_lab.insights.attribution.linear",
-    "fit_model": "contextos_lab.insights.attribution.linear",
-    "GRID": "contextos_lab.insights.attribution.linear",
-    "PRIOR_WEIGHTS": "contextos_lab.insights.attribution.linear",
+    "cross_validated": "contextos_lab.insights.attribution.fitting",
+    "fit_weights": "contextos_lab.insights.attribution.fitting",
+    "fit_model": "contextos_lab.insights.attribution.fitting",
+    "GRID": "contextos_lab.insights.attribution.fitting",
+    "PRIOR_WEIGHTS": "contextos_lab.insights.attribution.fitting",
     "run_rows": "contextos_lab.insights.attribution.linear",
-    "temperature_for": "contextos_lab.insights.attribution.linear",
+    "temperature_for": "contextos_lab.insights.attribution.fitting",
     "STEP_FEATURES": "contextos_lab.insights.attribution.features",
     "PRIOR_STRENGTH": "contextos_lab.insights.attribution.calibrate",
     "calibrate_parts": "contextos_lab.insights.attribution.calibrate",
@@ -442,19 +442,18 @@ if TYPE_CHECKING:  # what a user's type checker reads; at run time `__getattr__`
         DEFAULT_WEIGHTS as DEFAULT_WEIGHTS,
     )
     from contextos_lab.insights.attribution.features import STEP_FEATURES
-    from contextos_lab.insights.attribution.linear import (
+    from contextos_lab.insights.attribution.fitting import (
         GRID,
         PRIOR_WEIGHTS,
-        LinearAttributor,
         cross_validated,
         fit_model,
         fit_weights,
-        run_rows,
         temperature_for,
     )
     from contextos_lab.insights.attribution.linear import (
         LastActorBeforeErrorRule as LastActorBeforeErrorRule,
     )
+    from contextos_lab.insights.attribution.linear import LinearAttributor, run_rows
     from contextos_lab.insights.attribution.protocol import Attribution, Attributor, Candidate
     from contextos_lab.insights.attribution.ranking import LOW_CONFIDENCE, TEMPERATURE_BOUNDS, TOP_K
     from contextos_lab.insights.attribution.registry import get_attributor

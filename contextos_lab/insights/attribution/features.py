@@ -1,11 +1,8 @@
-"""Generic features of a run and of each of its steps, the only input an attributor scores.
+"""Generic features of each step of a run, the only input an attributor scores.
 
-Roles come from what a speaker does, not from who it is: a *tool* speaker's turns are mostly
-execution output (or its name says executor/terminal, or the turn is a tau-bench tool call's
-result); an *orchestrator* writes a progress ledger or is named as a manager/planner; *user* is
-the simulated customer of a tool-calling run; everyone else is an *agent*. Step features are
-positions and signals relative to the run's own events (the first error, the orchestrator's
-first loop/stall flag), so they carry over to other multi-agent systems and speaker layouts.
+Step features are positions and signals relative to the run's own events (the first error,
+the orchestrator's first loop/stall flag, the run's end; see `run_events` for the roles and
+events), so they carry over to other multi-agent systems and speaker layouts.
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 from contextos_lab.insights.attribution import signals as sig
@@ -23,9 +20,16 @@ from contextos_lab.insights.attribution.provenance import (
     final_answer_share,
 )
 from contextos_lab.insights.attribution.provenance import figures as stated_figures
+from contextos_lab.insights.attribution.run_events import (
+    AGENT,
+    ORCHESTRATOR,
+    TOOL,
+    USER,
+    RunSignals,
+    roles,
+    run_signals,
+)
 from contextos_lab.insights.attribution.turns import RunTrace, agent_key
-
-TOOL, ORCHESTRATOR, USER, AGENT = "tool", "orchestrator", "user", "agent"
 
 #: Step features, in the order of a feature vector (all in [0, 1]).
 STEP_FEATURES = (
@@ -77,94 +81,10 @@ STEP_FEATURES = (
     # the final turn's values this turn first stated; another speaker calls it wrong soon after.
     "final_answer_share",
     "contradicted_soon_after",
+    # The requester (the user role) ends a run in which no agent ever acted with effect (no
+    # executed code, no state-changing call): an omission, whose decisive step is the end.
+    "requester_ends_without_effect",
 )
-
-
-def roles(run: RunTrace) -> dict[str, str]:
-    """Role of each speaker key (see the module docstring)."""
-    texts: dict[str, list[str]] = {}
-    names: dict[str, str] = {}
-    for turn in run.turns:
-        key = agent_key(turn.speaker)
-        texts.setdefault(key, []).append(turn.content)
-        names.setdefault(key, turn.speaker)
-    out: dict[str, str] = {}
-    for key, contents in texts.items():
-        name = names[key]
-        output_like = sum(bool(sig.TOOL_OUTPUT.match(c)) for c in contents)
-        head = sig.name_head(name)
-        if sig.TOOL_NAME.match(head) or output_like * 2 >= len(contents):
-            out[key] = TOOL
-        elif sig.ORCHESTRATOR_NAME.match(head) or any(sig.LEDGER.search(c) for c in contents):
-            out[key] = ORCHESTRATOR
-        elif name.lower() in ("user", "human", "customer"):
-            out[key] = USER
-        else:
-            out[key] = AGENT
-    return out
-
-
-@dataclass
-class RunSignals:
-    """What happened in the run as a whole, with the step each event was first seen at."""
-
-    role: dict[str, str]
-    errors: list[int] = field(default_factory=list)
-    error_types: dict[int, str] = field(default_factory=dict)
-    loop_steps: list[int] = field(default_factory=list)
-    stall_steps: list[int] = field(default_factory=list)
-    limit: bool = False
-    terminated: bool = False
-    transferred: bool = False
-    repeated_steps: list[int] = field(default_factory=list)
-
-    @property
-    def first_flag(self) -> int | None:
-        flags = self.loop_steps + self.stall_steps
-        return min(flags) if flags else None
-
-    @property
-    def ending(self) -> str:
-        if self.limit:
-            return "on a round or time limit"
-        if self.transferred:
-            return "with a transfer to a human"
-        if self.terminated:
-            return "with TERMINATE"
-        return "without a termination signal"
-
-
-def _action(turn_text: str, tool: str | None) -> str:
-    return f"{tool}:{turn_text}" if tool else turn_text.strip()
-
-
-@last_run()
-def run_signals(run: RunTrace) -> RunSignals:
-    role = roles(run)
-    out = RunSignals(role)
-    seen: Counter[str] = Counter()
-    for i, turn in enumerate(run.turns):
-        r = role[agent_key(turn.speaker)]
-        text = turn.content
-        if r == TOOL and sig.is_error(text):
-            out.errors.append(i)
-            out.error_types[i] = sig.error_type(text) or "error"
-        if sig.LOOP.search(text):
-            out.loop_steps.append(i)
-        if sig.NO_PROGRESS.search(text) or (r == ORCHESTRATOR and sig.STALL.search(text)):
-            out.stall_steps.append(i)
-        if sig.LIMIT.search(text) and i >= len(run.turns) - 3:
-            out.limit = True
-        if sig.TRANSFER.search(text) or (turn.tool and sig.TRANSFER.search(turn.tool)):
-            out.transferred = True
-        if (r != TOOL and len(text.strip()) > 20) or turn.tool:
-            action = _action(text, turn.tool)
-            if seen[action]:
-                out.repeated_steps.append(i)
-            seen[action] += 1
-    tail = run.turns[-2:] if run.turns else ()
-    out.terminated = any(sig.TERMINATE.search(t.content) for t in tail)
-    return out
 
 
 def _last_before(candidates: list[int], event: int | None) -> int | None:
@@ -221,6 +141,16 @@ class _Steps:
             answer_share=final_answer_share(turns, acting, last_actor),
             disputed=contradicted_soon_after(turns, acting),
         )  # fmt: skip
+
+    @cached_property
+    def without_effect(self) -> bool:
+        """No acting turn had an effect: neither code that was executed nor a state-changing
+        tool call (a read such as a look-up changes nothing the run was asked to change)."""
+        turns = self.run.turns
+        return not any(
+            sig.WRITE_CALL.match(turns[i].tool) if turns[i].tool else self.issues(i)
+            for i in self.actors
+        )
 
     def issues(self, i: int) -> bool:
         turns = self.run.turns
@@ -325,6 +255,9 @@ class _Steps:
             "answer_language": float(bool(sig.ANSWER.search(text))),
             "final_answer_share": self.answer_share[i],
             "contradicted_soon_after": float(self.disputed[i]),
+            "requester_ends_without_effect": float(
+                i == n - 1 and role_of[i] == USER and self.without_effect
+            ),
         }
 
 

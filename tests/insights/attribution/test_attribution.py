@@ -23,11 +23,8 @@ from contextos_lab.insights.attribution.features import (
     run_signals,
     step_features,
 )
-from contextos_lab.insights.attribution.linear import (
-    LastActorBeforeErrorRule,
-    LinearAttributor,
-    cross_validated,
-)
+from contextos_lab.insights.attribution.fitting import cross_validated
+from contextos_lab.insights.attribution.linear import LastActorBeforeErrorRule, LinearAttributor
 from contextos_lab.insights.attribution.registry import ATTRIBUTORS
 from contextos_lab.insights.attribution.signals import error_family, error_type
 from contextos_lab.loaders.who_and_when import load_who_and_when
@@ -210,7 +207,7 @@ def test_an_l1_fit_is_reproducible() -> None:
     import numpy as np
 
     from contextos_lab.insights.attribution.features import STEP_FEATURES
-    from contextos_lab.insights.attribution.linear import _fit
+    from contextos_lab.insights.attribution.fitting import _fit
 
     rng = np.random.default_rng(3)
     x = rng.random((120, len(STEP_FEATURES)))
@@ -226,7 +223,7 @@ def test_a_prior_weight_outweighs_every_fitted_weight() -> None:
     import numpy as np
 
     from contextos_lab.insights.attribution.features import STEP_FEATURES
-    from contextos_lab.insights.attribution.linear import PRIOR_WEIGHTS, _fit
+    from contextos_lab.insights.attribution.fitting import PRIOR_WEIGHTS, _fit
 
     rng = np.random.default_rng(5)
     x = rng.random((200, len(STEP_FEATURES)))

@@ -8,13 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from contextos_lab.insights.attribution import RunTrace, Turn
-from contextos_lab.insights.attribution.features import run_signals
-from contextos_lab.insights.attribution.linear import (
-    LinearAttributor,
-    candidates,
-    fit_model,
-    run_rows,
-)
+from contextos_lab.insights.attribution.features import STEP_FEATURES, run_signals
+from contextos_lab.insights.attribution.fitting import fit_model
+from contextos_lab.insights.attribution.linear import LinearAttributor, candidates, run_rows
 
 
 def _chat(i: int, ends_with: str) -> RunTrace:
@@ -52,7 +48,7 @@ def test_fit_model_temperature_comes_from_out_of_fold_scores() -> None:
     rng = np.random.default_rng(0)
     parts = []
     for _ in range(30):
-        x = rng.random((6, 43))
+        x = rng.random((6, len(STEP_FEATURES)))
         y = np.zeros(6, dtype=int)
         y[int(rng.integers(6))] = 1
         parts.append((x, y, list(range(6))))
