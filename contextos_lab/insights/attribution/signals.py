@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from contextos_lab.insights.attribution.prefilter import Prefiltered
+
 ERROR = re.compile(
     r"Traceback \(most recent call last\)|exitcode:\s*[1-9]|execution failed|"
     r"\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\berror:|status code [45]\d\d|"
@@ -77,6 +79,16 @@ WRITE_CALL = re.compile(
     r"^(?:book|cancel|update|modify|send|exchange|return|create|delete|add|remove|set|"
     r"write|post|put|submit|transfer)_",
     re.I,
+)
+
+
+# Searched only in texts holding one of their literals (`prefilter`: the same answers, without
+# running each alternation at every position of every turn). `.match` patterns stay plain.
+ERROR, LOOP, NO_PROGRESS, STALL, LIMIT, TERMINATE, TRANSFER = map(
+    Prefiltered, (ERROR, LOOP, NO_PROGRESS, STALL, LIMIT, TERMINATE, TRANSFER)
+)
+LEDGER, WORKAROUND, VERIFY, HEDGE, CONTRADICT, ANSWER = map(
+    Prefiltered, (LEDGER, WORKAROUND, VERIFY, HEDGE, CONTRADICT, ANSWER)
 )
 
 
