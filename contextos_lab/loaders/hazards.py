@@ -46,8 +46,41 @@ def has_surrogate(text: str) -> bool:
     return not text.isascii() and _SURROGATE.search(text) is not None
 
 
+def _plainly_clean(value: Any) -> bool:
+    """True when `value` certainly holds no hazard; False sends it to the full walk, which
+    finds (and names) the first one. Every row passes here, so no dotted path is built: on a
+    corpus, building a path per value was most of the loaders' time (issue 39)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return False
+        kind = type(item)
+        if kind is dict:
+            for key, inner in item.items():
+                if type(key) is not str or has_surrogate(key):
+                    return False
+                stack.append((inner, depth + 1))
+        elif kind is list:
+            stack.extend((inner, depth + 1) for inner in item)
+        elif kind is str:
+            if has_surrogate(item) or len(item) > MAX_STRING_CHARS:
+                return False
+        elif kind is int:
+            if not -INT_LIMIT <= item < INT_LIMIT:
+                return False
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif item is not None and kind is not bool:  # NonFinite, tuples, anything else
+            return False
+    return True
+
+
 def find_hazard(value: Any, root: str = "") -> tuple[str, str] | None:
     """(dotted field, why) of the first value that cannot be stored as read, else None."""
+    if _plainly_clean(value):
+        return None
     stack: list[tuple[Any, str, int]] = [(value, root, 0)]
     while stack:
         item, path, depth = stack.pop()
