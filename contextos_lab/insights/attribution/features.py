@@ -146,10 +146,10 @@ class _Steps:
     def without_effect(self) -> bool:
         """No acting turn had an effect: neither code that was executed nor a state-changing
         tool call (a read such as a look-up changes nothing the run was asked to change)."""
-        turns = self.run.turns
+        tools = [self.run.turns[i].tool for i in self.actors]
         return not any(
-            sig.WRITE_CALL.match(turns[i].tool) if turns[i].tool else self.issues(i)
-            for i in self.actors
+            sig.WRITE_CALL.match(tool) if tool else self.issues(i)
+            for i, tool in zip(self.actors, tools, strict=True)
         )
 
     def issues(self, i: int) -> bool:
