@@ -52,6 +52,10 @@ def _cluster(args: argparse.Namespace) -> int:
     if missing:
         raise UserError(f"no such file or folder: {', '.join(missing)}")
     attributor = get_attributor(args.attributor)  # an unknown name: one line, before loading
+    if args.loader is not None:
+        from contextos_lab.loaders.registry import get_loader
+
+        get_loader(args.loader)  # likewise
     if _out_of_core(args):
         if args.out is None:
             raise UserError("the DuckDB engine writes insight_clusters.jsonl: give --out DIR")
@@ -60,7 +64,9 @@ def _cluster(args: argparse.Namespace) -> int:
     try:
         # streamed: each file summarised (failed runs attributed) and its traces dropped
         split = SplitSpec(args.heldout_fraction)
-        loaded = load_corpus(args.sources, split, attributor=attributor, workers=args.workers)
+        loaded = load_corpus(
+            args.sources, split, attributor=attributor, workers=args.workers, loader=args.loader
+        )
         store = None
         if args.store:
             store = open_store(args.store)
@@ -198,9 +204,11 @@ def _out_of_core(args: argparse.Namespace) -> bool:
     parquet = len(args.sources) == 1 and (
         args.sources[0].endswith(".parquet") or any(Path(args.sources[0]).rglob("*.parquet"))
     )
-    if args.engine == "duckdb" and not parquet:
-        raise UserError("--engine duckdb reads one Parquet feedback file or folder of them")
-    if args.engine != "auto" or not parquet:
+    if args.engine == "duckdb" and (not parquet or args.loader is not None):
+        raise UserError(
+            "--engine duckdb reads one Parquet feedback file or folder of them, without --loader"
+        )
+    if args.engine != "auto" or not parquet or args.loader is not None:
         return args.engine == "duckdb"
     from contextos_lab.insights.out_of_core import DUCKDB_THRESHOLD_BYTES, choose_engine
 
@@ -290,6 +298,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="who-failed attributor: a registered name (default, last-actor-before-error, "
         "llm-judge), an installed plug-in's name, or package.module:factory",
+    )
+    p.add_argument(
+        "--loader",
+        default=None,
+        metavar="NAME",
+        help="read every file with this trace loader instead of the one its content calls for: "
+        "a format (tau-bench, who-and-when, otlp, inspect, langfuse, ...), an installed "
+        "plug-in's name, or package.module:function",
     )
     p.add_argument(
         "--attribution-weights",
