@@ -53,7 +53,9 @@ def evidence_key(run: GateRun, family: list[OperatingPoint]) -> str:
                 "study": run.study,
                 "search_set": run.search_set.get("manifest_hash"),
                 "heldout": run.heldout.get("manifest_hash"),
-                "changes": sorted(canonical_json(p.candidate.config_diff) for p in family),
+                "changes": sorted(
+                    canonical_json(p.candidate.config_diff) for p in family
+                ),
             }
         )
     )
