@@ -16,8 +16,9 @@ import pandas as pd
 from contextos_lab.autotune.budget import economics_cents
 from contextos_lab.autotune.cases import case_hash
 from contextos_lab.autotune.context import RunContext
-from contextos_lab.errors import EXIT_HARNESS, ContextosError
+from contextos_lab.errors import EXIT_HARNESS, EXIT_PROTOCOL, ContextosError
 from contextos_lab.harness.execution import Execution, error_mask, execute
+from contextos_lab.harness.program.result_lines import is_protocol_fault
 from contextos_lab.harness.repeat_scores import MAY_BE_UNSCORED, RepeatScores, score_execution
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
@@ -29,9 +30,16 @@ MAX_CASE_HASHES_PER_TRIAL = 256
 
 class ScoringFailure(ContextosError, RuntimeError):
     """The harness (or evaluation) could not produce scores for a config. (Not the external
-    harness's own `harness.subprocess_harness.HarnessFailure`, which it may wrap.)"""
+    harness's own `harness.subprocess_harness.HarnessFailure`, which it may wrap.) `code` is
+    EXIT_PROTOCOL when the harness broke the protocol (`errored`), else EXIT_HARNESS."""
 
     exit_code = EXIT_HARNESS
+
+    @classmethod
+    def errored(cls, first_error: str | None) -> ScoringFailure:
+        """Every run errored; the first run's reason says whether it was a protocol fault."""
+        code = EXIT_PROTOCOL if is_protocol_fault(first_error) else None
+        return cls(f"every case errored; first: {first_error}", code=code)
 
 
 def execute_and_score(
@@ -52,14 +60,15 @@ def execute_and_score(
     try:
         execution = execute(ctx.harness, cases, hashes, config, policy, ctx.cache)
     except Exception as exc:
+        code = exc.code if isinstance(exc, ContextosError) and exc.code == EXIT_PROTOCOL else None
         raise ScoringFailure(
-            f"harness {ctx.harness.name!r} raised {type(exc).__name__}: {exc}"
+            f"harness {ctx.harness.name!r} raised {type(exc).__name__}: {exc}", code=code
         ) from exc
     prices = ctx.spec.prices
     ctx.meter.add(execution, prices)
     every_run_errored = len(execution.results) and execution.n_errors == len(execution.results)
     if all_errored_fails and every_run_errored:
-        raise ScoringFailure(f"every case errored; first: {first_error(execution)}")
+        raise ScoringFailure.errored(first_error(execution))
     try:
         scored = score_execution(
             ctx.evaluate,

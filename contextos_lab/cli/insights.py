@@ -33,24 +33,13 @@ def _cluster(args: argparse.Namespace) -> int:
     # the synthesiser and the corpus reader (pandas, SciPy, statsmodels, scikit-learn) load here
     from contextos_lab.insights.attribution.registry import get_attributor
     from contextos_lab.insights.corpus import default_workers, load_corpus
-    from contextos_lab.insights.pipeline import analyse, write_report
+    from contextos_lab.insights.pipeline import write_report
     from contextos_lab.insights.split import SplitSpec
     from contextos_lab.insights.stored import loaded_from_store
-    from contextos_lab.schemas.base import EnvelopeList
-    from contextos_lab.schemas.insight import Insight
 
     if args.workers is None:
         args.workers = default_workers()
-    since = args.since  # parsed (with its zone) by argparse: `iso_datetime`
-    if not args.sources and not args.store:
-        raise UserError("name SOURCE files/folders, or --store URL to cluster what was ingested")
-    if args.out is None and not args.store:
-        raise UserError("--out DIR is required unless --store URL is given")
-    if args.workers < 1:
-        raise UserError(f"--workers must be at least 1, got {args.workers}")
-    missing = [s for s in args.sources if not s.startswith("synthetic") and not Path(s).exists()]
-    if missing:
-        raise UserError(f"no such file or folder: {', '.join(missing)}")
+    _check_arguments(args)
     attributor = get_attributor(args.attributor)  # an unknown name: one line, before loading
     if _out_of_core(args):
         if args.out is None:
@@ -60,7 +49,9 @@ def _cluster(args: argparse.Namespace) -> int:
     try:
         # streamed: each file summarised (failed runs attributed) and its traces dropped
         split = SplitSpec(args.heldout_fraction)
-        loaded = load_corpus(args.sources, split, attributor=attributor, workers=args.workers)
+        loaded = load_corpus(
+            args.sources, split, attributor=attributor, workers=args.workers, loader=args.loader
+        )
         store = None
         if args.store:
             store = open_store(args.store)
@@ -75,16 +66,7 @@ def _cluster(args: argparse.Namespace) -> int:
                 f"no decisions or feedback in {' '.join(args.sources)} "
                 f"({len(loaded.quarantined)} rows quarantined{reasons}); nothing to cluster"
             )
-        report = analyse(
-            loaded,
-            since=since,
-            min_cluster_size=args.min_cluster_size,
-            heldout_fraction=args.heldout_fraction,
-            text_backend=None if args.text_backend == "none" else args.text_backend,
-            attributor=attributor,
-        )
-        if store is not None:  # daily re-runs on a growing store must not make findings
-            report.insights = EnvelopeList(held_across_reruns(report.insights, store), Insight)
+        report = _analysed(args, loaded, attributor, store)
     except (ValueError, FileNotFoundError) as exc:
         # input the user can fix; a kit error (a text backend not installed: 2) reaches
         # `cli.app.main` with its class's exit status, any other RuntimeError is a bug
@@ -97,6 +79,44 @@ def _cluster(args: argparse.Namespace) -> int:
     else:
         print(f"next: open {where or out}; contextos-lab cluster --store URL stores the clusters")
     return 0
+
+
+def _analysed(args: argparse.Namespace, loaded: Any, attributor: Any, store: Any) -> Any:
+    """The analysis of what was loaded; against a store, each insight's standing is decided
+    at this look of it (daily re-runs on a growing store must not make findings)."""
+    from contextos_lab.insights.pipeline import analyse
+    from contextos_lab.schemas.base import EnvelopeList
+    from contextos_lab.schemas.insight import Insight
+
+    report = analyse(
+        loaded,
+        since=args.since,  # parsed (with its zone) by argparse: `iso_datetime`
+        min_cluster_size=args.min_cluster_size,
+        heldout_fraction=args.heldout_fraction,
+        text_backend=None if args.text_backend == "none" else args.text_backend,
+        attributor=attributor,
+    )
+    if store is not None:
+        report.insights = EnvelopeList(held_across_reruns(report.insights, store), Insight)
+    return report
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Every argument `cluster` can refuse, refused before anything is read (one line each);
+    a trace loader named is looked up now, so an unknown one is too."""
+    if not args.sources and not args.store:
+        raise UserError("name SOURCE files/folders, or --store URL to cluster what was ingested")
+    if args.out is None and not args.store:
+        raise UserError("--out DIR is required unless --store URL is given")
+    if args.workers < 1:
+        raise UserError(f"--workers must be at least 1, got {args.workers}")
+    missing = [s for s in args.sources if not s.startswith("synthetic") and not Path(s).exists()]
+    if missing:
+        raise UserError(f"no such file or folder: {', '.join(missing)}")
+    if args.loader is not None:
+        from contextos_lab.loaders.registry import get_loader
+
+        get_loader(args.loader)
 
 
 def _print_summary(
@@ -198,9 +218,11 @@ def _out_of_core(args: argparse.Namespace) -> bool:
     parquet = len(args.sources) == 1 and (
         args.sources[0].endswith(".parquet") or any(Path(args.sources[0]).rglob("*.parquet"))
     )
-    if args.engine == "duckdb" and not parquet:
-        raise UserError("--engine duckdb reads one Parquet feedback file or folder of them")
-    if args.engine != "auto" or not parquet:
+    if args.engine == "duckdb" and (not parquet or args.loader is not None):
+        raise UserError(
+            "--engine duckdb reads one Parquet feedback file or folder of them, without --loader"
+        )
+    if args.engine != "auto" or not parquet or args.loader is not None:
         return args.engine == "duckdb"
     from contextos_lab.insights.out_of_core import DUCKDB_THRESHOLD_BYTES, choose_engine
 
@@ -263,6 +285,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="ISO time with zone, e.g. 2026-04-01T00:00:00+00:00; older data is ignored",
     )
+    _add_analysis_options(p)
+    p.set_defaults(func=_run)
+
+
+def _add_analysis_options(p: argparse.ArgumentParser) -> None:
+    """How `cluster` reads and analyses: cluster size, split, engine, workers, the loader
+    and the attributor."""
     p.add_argument("--min-cluster-size", type=int, default=MIN_CLUSTER_SIZE)
     p.add_argument("--heldout-fraction", type=float, default=0.3)
     p.add_argument(
@@ -292,9 +321,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "llm-judge), an installed plug-in's name, or package.module:factory",
     )
     p.add_argument(
+        "--loader",
+        default=None,
+        metavar="NAME",
+        help="read every file with this trace loader instead of the one its content calls for: "
+        "a format (tau-bench, who-and-when, otlp, inspect, langfuse, ...), an installed "
+        "plug-in's name, or package.module:function",
+    )
+    p.add_argument(
         "--attribution-weights",
         default=None,
         metavar="WEIGHTS",
         help="attribute failed runs with weights from `contextos-lab attribution calibrate`",
     )
-    p.set_defaults(func=_run)

@@ -45,12 +45,12 @@ def inputs_hash(
 ) -> str:
     """One hash over what the gate's answer depends on (`settings`: alpha, n_boot, seed,
     max_candidates and the research inputs, as the caller passed them)."""
+    from contextos_lab.harness.base import as_base_harness
     from contextos_lab.harness.execution import harness_key
 
-    describe = getattr(ctx.harness, "describe", None)
-    if callable(describe):  # a program states its version before it is keyed (as execute does)
-        describe()
-    harness = harness_key(ctx.harness)
+    base = as_base_harness(ctx.harness)
+    base.describe()  # a program states its version before it is keyed (as execute does)
+    harness = harness_key(base)
     payload = {
         "version": INPUTS_VERSION,
         "study": study,

@@ -11,7 +11,6 @@ split of the traces, and writes `gate.json`. Nothing is emitted or applied here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from contextos_lab.autotune.spec.load import load_spec
 from contextos_lab.autotune.spec.run_spec import TuningRunSpec
 from contextos_lab.autotune.study.artifacts import recorded_case_hashes
 from contextos_lab.autotune.study.open import StudyMismatch, problem_hash
-from contextos_lab.autotune.study.storage import StorageUnreachable, default_storage_url, redact
+from contextos_lab.autotune.study.storage import StorageUnreachable, default_storage_url
 from contextos_lab.gate.gate_record import (
     GATE_FILE,
     GateCandidate,
@@ -31,7 +30,6 @@ from contextos_lab.gate.gate_record import (
     GateRun,
     load_gate_run,
 )
-from contextos_lab.gate.heldout import ledger
 from contextos_lab.gate.heldout.heldout import (
     HeldoutSet,
     heldout_cases,
@@ -39,6 +37,15 @@ from contextos_lab.gate.heldout.heldout import (
     paired_frames,
 )
 from contextos_lab.gate.heldout.ledger_entries import _confirm_research, _settle_budget
+from contextos_lab.gate.record_fields import (
+    GateRunContext,
+    candidates,
+    identity,
+    reads,
+    spec_fields,
+    with_heldout_means,
+)
+from contextos_lab.gate.record_fields import means as _means
 from contextos_lab.gate.research import ResearchConfirmation
 from contextos_lab.gate.reuse import file_digest, inputs_hash, reusable, write_cases
 from contextos_lab.gate.reuse import write_atomic as _write_atomic
@@ -115,93 +122,115 @@ def run_gate(
     was built from another spec), HeldoutOverlapError (refused before any case runs).
     """
     spec_path = str(spec) if not isinstance(spec, TuningRunSpec) else ""
-    spec_obj = spec if isinstance(spec, TuningRunSpec) else load_spec(spec)
-    ctx = ctx or prepare(spec_obj)
+    ctx = ctx or prepare(spec if isinstance(spec, TuningRunSpec) else load_spec(spec))
     out = Path(out_dir)
     url = storage or default_storage_url(out)
     name = study_name or ctx.spec.name
     study = _open_study(ctx, url, name, spec_path)
     ranked = front_candidates(study, ctx.spec, max_candidates)
     s_hash = spec_hash(ctx.spec)
-    cands = _candidates(ranked)
-    inputs = inputs_hash(
+    cands = candidates(ranked)
+    inputs = _inputs(
+        ctx, name, s_hash, cands, insights, sources,
+        alpha=alpha, n_boot=n_boot, seed=seed, max_candidates=max_candidates,
+    )  # fmt: skip
+    if reuse and (earlier := reusable(out, inputs, run_id)) is not None:
+        return GateResult(*earlier, path=out / GATE_FILE, ranked=ranked)  # as it was
+    q = GateRunContext(ctx, run_id or new_id("eval"), name, s_hash, ledger_file, url, spec_path)
+    heldout = _open_heldout(q, study, len(ranked))
+    baseline, frames = paired_frames(ctx, heldout, {c.candidate_id: c.params for c in cands})
+    decisions = _decisions(ctx, heldout, baseline, frames, alpha=alpha, seed=seed, n_boot=n_boot)
+    budget = _settle_budget(heldout, decisions, q.run_id, ledger_file)  # ledger: before research
+    research = _research(q, alpha, insights, sources, decisions)
+    run = GateRun(
+        **identity(q, study),
+        **spec_fields(ctx, heldout),
+        **reads(heldout.prior_reads, research[0]),
+        alpha=alpha,
+        n_boot=n_boot,
+        baseline_heldout_means=_means(baseline),
+        candidates=with_heldout_means(cands, frames),
+        decisions=decisions,
+        research=research[1],
+        error_budget=budget,
+        inputs_hash=inputs,
+    )
+    path = _write(out, run, inputs, baseline, frames)
+    return GateResult(run=run, baseline=baseline, frames=frames, path=path, ranked=ranked)
+
+
+def _write(
+    out: Path, run: GateRun, inputs: str, baseline: pd.DataFrame, frames: dict[str, pd.DataFrame]
+) -> Path:
+    """The per-case scores, then `gate.json` (atomically: a reader never sees half a run)."""
+    write_cases(out, run_id=run.run_id, inputs=inputs, baseline=baseline, frames=frames)
+    path = out / GATE_FILE
+    _write_atomic(path, run.model_dump_json(indent=1) + "\n")
+    return path
+
+
+def _inputs(
+    ctx: RunContext,
+    study: str,
+    s_hash: str,
+    cands: list[GateCandidate],
+    insights: str | Path | None,
+    sources: Sequence[str],
+    **settings: Any,
+) -> str:
+    """The hash of the question a gate run answers (`gate.reuse.inputs_hash`): the spec, the
+    held-out manifest, the candidates, the settings, and the insights file with its sources."""
+    return inputs_hash(
         ctx,
-        study=name,
+        study=study,
         spec_hash=s_hash,
         heldout_manifest=heldout_cases(ctx)[0].manifest_hash,
         candidates=cands,
         settings={
-            "alpha": alpha,
-            "n_boot": n_boot,
-            "seed": seed,
-            "max_candidates": max_candidates,
+            **settings,
             "insights": file_digest(insights),
             "sources": list(sources) if insights is not None else None,
         },
     )
-    earlier = reusable(out, inputs, run_id) if reuse else None
-    if earlier is not None:
-        kept, base_frame, kept_frames = earlier
-        path = out / GATE_FILE
-        return GateResult(kept, base_frame, kept_frames, path=path, ranked=ranked)
-    run_id = run_id or new_id("eval")
-    heldout = open_heldout(
-        ctx,
-        run_id=run_id,
-        study=name,
-        spec_hash=s_hash,
-        n_candidates=len(ranked),
-        recorded_search_hashes=recorded_case_hashes(study, url),
-        ledger_file=ledger_file,
-        budget=ctx.spec.heldout_budget,
+
+
+def _open_heldout(q: GateRunContext, study: optuna.Study, n_candidates: int) -> HeldoutSet:
+    """The held-out set, opened for this run (`gate.heldout.heldout.open_heldout`: the overlap
+    check and the ledger entry come first)."""
+    return open_heldout(
+        q.ctx,
+        run_id=q.run_id,
+        study=q.study,
+        spec_hash=q.spec_hash,
+        n_candidates=n_candidates,
+        recorded_search_hashes=recorded_case_hashes(study, q.url),
+        ledger_file=q.ledger_file,
+        budget=q.ctx.spec.heldout_budget,
     )
-    baseline, frames = paired_frames(ctx, heldout, {c.candidate_id: c.params for c in cands})
-    decisions = _decisions(ctx, heldout, baseline, frames, alpha=alpha, seed=seed, n_boot=n_boot)
-    budget = _settle_budget(heldout, decisions, run_id, ledger_file)
-    cands = [c.model_copy(update={"heldout_means": _means(frames[c.candidate_id])}) for c in cands]
-    research: list[ResearchConfirmation] = []
-    research_reads: int | None = None
-    if insights is not None:
-        research_reads, research = _confirm_research(
-            insights,
-            sources,
-            alpha=alpha,
-            closed=any(d.verdict == "promote" for d in decisions),
-            intent=ctx.spec.target.intent,
-            run_id=run_id,
-            study=name,
-            s_hash=s_hash,
-            ledger_file=ledger_file,
-        )
-    run = GateRun(
-        run_id=run_id,
-        created_at=datetime.now(UTC),
-        study=name,
-        storage=redact(url),
-        spec_name=ctx.spec.name,
-        spec_path=spec_path,
-        spec_hash=s_hash,
-        **_spec_fields(ctx, heldout),
-        baseline_trial=study.user_attrs.get("baseline_trial"),
-        prior_heldout_reads=heldout.prior_reads,
-        reads_warning=ledger.reads_warning(heldout.prior_reads),
+
+
+def _research(
+    q: GateRunContext,
+    alpha: float,
+    insights: str | Path | None,
+    sources: Sequence[str],
+    decisions: list[GateDecision],
+) -> tuple[int | None, list[ResearchConfirmation]]:
+    """(prior held-out reads of the traces' split, confirmations) of the research candidates
+    in `insights`; (None, []) without insights. A promotion closes the question it answered."""
+    if insights is None:
+        return None, []
+    return _confirm_research(
+        insights,
+        sources,
         alpha=alpha,
-        n_boot=n_boot,
-        baseline_heldout_means=_means(baseline),
-        candidates=cands,
-        decisions=decisions,
-        research=research,
-        research_prior_heldout_reads=research_reads,
-        research_reads_warning=(
-            ledger.reads_warning(research_reads) if research_reads is not None else None
-        ),
-        error_budget=budget,
-        inputs_hash=inputs,
+        closed=any(d.verdict == "promote" for d in decisions),
+        intent=q.ctx.spec.target.intent,
+        run_id=q.run_id,
+        study=q.study,
+        s_hash=q.spec_hash,
+        ledger_file=q.ledger_file,
     )
-    write_cases(out, run_id=run_id, inputs=inputs, baseline=baseline, frames=frames)
-    path = out / GATE_FILE
-    _write_atomic(path, run.model_dump_json(indent=1) + "\n")
-    return GateResult(run=run, baseline=baseline, frames=frames, path=path, ranked=ranked)
 
 
 def _open_study(ctx: RunContext, url: str, name: str, spec_path: str) -> optuna.Study:
@@ -219,31 +248,6 @@ def _open_study(ctx: RunContext, url: str, name: str, spec_path: str) -> optuna.
             f"study {name!r} was created from a different spec than {spec_path or 'this one'}"
         )
     return study
-
-
-def _candidates(ranked: pd.DataFrame) -> list[GateCandidate]:
-    """The front's trials in the seed's ranking, as the gate records them (held-out means
-    come after the re-run)."""
-    cands: list[GateCandidate] = []
-    for row in ranked.to_dict(orient="records"):
-        search = {k: row[k] for k in ("policy", "safety", "utility", "latency", "economics")}
-        cands.append(
-            GateCandidate(
-                candidate_id=f"trial_{int(row['number'])}",
-                trial_number=int(row["number"]),
-                rank=int(row.get("rank", len(cands) + 1)),
-                params=dict(row["params"]),
-                config_diff=dict(row["config_diff"]),
-                layers=list(row.get("layers") or []),
-                proposer=row.get("proposer") if isinstance(row.get("proposer"), dict) else None,
-                n_changed=int(row.get("n_changed") or len(row["config_diff"])),
-                n_control_flow=int(row.get("n_control_flow") or 0),
-                diff_size=float(row.get("diff_size") or 0.0),
-                search_scores=_means(pd.Series(search, dtype=float)),
-                heldout_means={},
-            )
-        )
-    return cands
 
 
 def _decisions(
@@ -272,36 +276,6 @@ def _decisions(
         promote_alpha=heldout.budget.next_level,
         intents=_intents(heldout.cases.cases),
     )
-
-
-def _spec_fields(ctx: RunContext, heldout: HeldoutSet) -> dict[str, Any]:
-    """What the gate record copies from the spec and the two case sets."""
-    spec = ctx.spec
-    return {
-        "target": spec.tuning_target().model_dump(mode="json"),
-        "guardrails": spec.guardrails.model_dump(mode="json"),
-        "guardrail_strings": list(spec.guardrails.as_strings()),
-        "baseline_tuple": spec.baseline_tuple.model_dump(mode="json"),
-        "tunable_surfaces": [s.name for s in spec.surface_specs],
-        "rollback_target": spec.rollback_target,
-        "search_set": {
-            "path": spec.search_set,
-            "manifest_hash": ctx.search.manifest_hash,
-            "n_cases": len(ctx.search),
-        },
-        "heldout": {
-            "path": spec.heldout_test_set,
-            "manifest_hash": heldout.manifest_hash,
-            "n_cases": len(heldout.cases),
-        },
-    }
-
-
-def _means(frame: pd.DataFrame | pd.Series) -> dict[str, float | None]:
-    """Means per evaluator (a Series: the values); None where nothing was scored (policy with
-    no rule for any case's intent), which JSON keeps as null and reports show as not scored."""
-    means = frame.mean() if isinstance(frame, pd.DataFrame) else frame
-    return {str(k): (None if v != v else float(v)) for k, v in means.items()}
 
 
 #: Names this module has always offered (the private ones too); the records, the study front

@@ -30,6 +30,7 @@ from contextos_lab.insights.split import SEARCH, SplitSpec
 from contextos_lab.loaders.detect import detect, files_of
 from contextos_lab.loaders.otlp import TraceLoadResult
 from contextos_lab.loaders.quarantine import QuarantinedRow
+from contextos_lab.loaders.registry import get_loader
 from contextos_lab.schemas.decision import DecisionRecord, TerminalStatus
 from contextos_lab.schemas.feedback import FeedbackEntry
 
@@ -85,16 +86,21 @@ def summarise(
 
 @dataclass(frozen=True)
 class ReadFiles:
-    """The task a worker runs: detect and summarise each file of a batch (picklable)."""
+    """The task a worker runs: detect and summarise each file of a batch (picklable).
+
+    `loader` (a `loaders.registry` reference) reads every file instead of the loader its
+    content calls for; a reference that is not a per-file kind reads a source's files as one
+    group, since its runs may span files. It travels as its name, resolved in the worker."""
 
     split: SplitSpec
     attributor: Attributor | None = None
+    loader: str | None = None
 
     def __call__(self, batch: Sequence[Path]) -> list[Summary]:
         model = self.attributor or get_attributor()
         out = []
         for path in batch:
-            kind = detect(path)
+            kind = self.loader or detect(path)
             if kind not in PER_FILE:  # read with the rest of its group, after the stream
                 out.append(Summary(kind, 0, deferred=str(path)))
                 continue
@@ -168,11 +174,16 @@ def load_corpus(
     attributor: Attributor | None = None,
     workers: int | None = None,
     batch: int = BATCH,
+    loader: str | None = None,
 ) -> Loaded:
     """`load_sources` without the traces: records, feedback and quarantined rows in the same
-    order, each source's formats in the order first seen, and `attributed` filled instead."""
+    order, each source's formats in the order first seen, and `attributed` filled instead.
+    `loader` names the loader of every file (see `ReadFiles`); None: each file's content
+    chooses."""
+    if loader is not None:
+        get_loader(loader)  # an unknown name or a bad path: one error, before any reading
     n = workers or default_workers()
-    read = ReadFiles(split, attributor)
+    read = ReadFiles(split, attributor, loader)
     loaded = Loaded()
     pool = ProcessPoolExecutor(n) if n > 1 else None
     try:

@@ -96,9 +96,12 @@ def as_source_list(sources: str | Path | Sequence[str | Path]) -> list[str]:
     return [str(s) for s in sources]
 
 
-def load_sources(sources: str | Path | Sequence[str | Path]) -> Loaded:
-    """Load each source; a folder's files are each read by the loader their content calls for.
-    A single string or Path is one source."""
+def load_sources(sources: str | Path | Sequence[str | Path], loader: str | None = None) -> Loaded:
+    """Load each source; a folder's files are each read by the loader their content calls for,
+    or all by `loader` when one is named (a `loaders.registry` reference: a kind, an installed
+    plug-in's name or `package.module:function`). A single string or Path is one source."""
+    if loader is not None:
+        get_loader(loader)  # an unknown name or a bad path: one error, before any reading
     loaded = Loaded()
     for source in as_source_list(sources):
         if source.startswith("synthetic-runs"):
@@ -121,7 +124,8 @@ def load_sources(sources: str | Path | Sequence[str | Path]) -> Loaded:
         if source.startswith("synthetic"):
             load_synthetic(source, loaded)
             continue
-        for kind, files in group_by_kind([Path(source)]).items():
+        groups = {loader: files_of(Path(source))} if loader else group_by_kind([Path(source)])
+        for kind, files in groups.items():
             result = loader_for(kind)(files)
             loaded.records += list(result.records)
             loaded.feedback += list(result.feedback)

@@ -39,13 +39,18 @@ def read_text(path: Path) -> str:
     return decode_text(path.read_bytes())
 
 
+class NestedTooDeep(ContextosError, ValueError):
+    """JSON nested deeper than the parser can follow: a ValueError like any other unparsable
+    text, typed so that a list file's reader can say which it met."""
+
+
 def loads(text: str) -> Any:
     """`json.loads` that keeps non-finite numbers flagged (see `hazards`) and reports nesting
-    too deep for the parser as a ValueError, like any other unparsable text."""
+    too deep for the parser as `NestedTooDeep`, a ValueError like any other unparsable text."""
     try:
         return json.loads(text, parse_float=parse_float, parse_constant=parse_constant)
     except RecursionError:
-        raise ValueError("JSON nested too deeply to read") from None
+        raise NestedTooDeep("JSON nested too deeply to read") from None
 
 
 class UnreadableItem(ContextosError, ValueError):
@@ -67,7 +72,7 @@ def loads_list(text: str) -> Any:
         try:
             out.append(loads(item))
         except ValueError as exc:
-            deep = "nested too deeply" in str(exc)
+            deep = isinstance(exc, NestedTooDeep)
             out.append(UnreadableItem("JSON is nested too deeply to read" if deep else str(exc)))
     return out
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -64,3 +65,12 @@ def test_a_json_record_file_keeps_the_rows_beside_a_deep_one(tmp_path: Path) -> 
 def test_array_items_splits_as_the_parser_does(items: list[object]) -> None:
     text = json.dumps(items, indent=1 if len(items) % 2 else None)
     assert [json.loads(t) for t in array_items(text) or []] == items
+
+
+def test_nesting_too_deep_is_its_own_type() -> None:
+    from contextos_lab.loaders.guard import NestedTooDeep, loads, loads_list
+
+    with pytest.raises(NestedTooDeep):
+        loads("[" * 100_000 + "]" * 100_000)
+    deep, bad = loads_list("[" + "[" * 100_000 + "]" * 100_000 + ", tru]")
+    assert "nested too deeply" in str(deep) and "nested too deeply" not in str(bad)

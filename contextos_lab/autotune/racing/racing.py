@@ -152,7 +152,7 @@ class _Race:
             if end < size and baseline is not None and stage_errors < stage_runs:
                 self._drop_on_proof(stage, baseline)
         if stage_runs and stage_errors == stage_runs:
-            raise ScoringFailure(f"every case errored; first: {first_error}")
+            raise ScoringFailure.errored(first_error)
 
     def _drop_on_proof(self, stage: int, baseline: Mapping[str, float]) -> None:
         """After a round: drop on a breach the cases already run prove (`racing.proof`)."""

@@ -10,9 +10,12 @@ from optuna.trial import TrialState
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.study.trial_claim import ask_claimed
 from contextos_lab.autotune.study.trial_count import _uncounted
-from contextos_lab.autotune.study.trial_run import close_duplicate_baseline, run_one_trial
+from contextos_lab.autotune.study.trial_run import (
+    FAIL_CODE,
+    close_duplicate_baseline,
+    run_one_trial,
+)
 from contextos_lab.errors import EXIT_HARNESS, EXIT_PROTOCOL, ContextosError
-from contextos_lab.harness.program.result_lines import PROTOCOL_ERROR
 
 
 class HarnessUnreachable(ContextosError, RuntimeError):
@@ -28,10 +31,12 @@ class HarnessProtocolError(HarnessUnreachable):
     exit_code = EXIT_PROTOCOL
 
 
-def baseline_failed(number: int, reason: object) -> HarnessUnreachable:
-    """The exception for a failed baseline: a protocol error when the reason names one."""
+def baseline_failed(trial: optuna.trial.FrozenTrial | None, number: int) -> HarnessUnreachable:
+    """The exception for a failed baseline (None: it fell past the budget): a protocol error
+    when the trial recorded the protocol's exit status (FAIL_CODE)."""
+    reason = trial.user_attrs.get("fail_reason") if trial is not None else "over budget"
     message = f"baseline trial {number} failed: {reason}"
-    if PROTOCOL_ERROR in str(reason):
+    if trial is not None and trial.user_attrs.get(FAIL_CODE) == EXIT_PROTOCOL:
         return HarnessProtocolError(message)
     return HarnessUnreachable(message)
 
@@ -66,9 +71,7 @@ def ensure_baseline(
         return scores
     frozen = run_one_trial(ctx, study, baseline=None, trial=trial)
     if frozen is None or frozen.state != TrialState.COMPLETE:
-        number = trial.number
-        reason = frozen.user_attrs.get("fail_reason") if frozen is not None else "over budget"
-        raise baseline_failed(number, reason)
+        raise baseline_failed(frozen, trial.number)
     scores = dict(frozen.user_attrs["scores"])
     study.set_user_attr("baseline_scores", scores)
     study.set_user_attr("baseline_trial", frozen.number)
@@ -109,6 +112,5 @@ def _wait_for_baseline(study: optuna.Study, poll_s: float) -> dict[str, float]:
             if t.user_attrs.get("is_baseline") and not t.user_attrs.get("duplicate_baseline")
         ]
         if failed:
-            why = failed[0].user_attrs.get("fail_reason")
-            raise baseline_failed(failed[0].number, why)
+            raise baseline_failed(failed[0], failed[0].number)
         time.sleep(poll_s)

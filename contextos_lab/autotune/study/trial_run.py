@@ -17,8 +17,13 @@ from contextos_lab.autotune.study import trial_attrs
 from contextos_lab.autotune.study.trial_claim import ask_claimed
 from contextos_lab.autotune.study.trial_count import _within_budget
 from contextos_lab.autotune.tiers.screen import screen_step
+from contextos_lab.errors import ContextosError
 
 log = logging.getLogger(__name__)
+
+#: A failed trial's exit status (`errors`), beside its `fail_reason`: what the baseline's
+#: failure exits with is read from this typed value, in any process, never from the reason.
+FAIL_CODE = "fail_code"
 
 
 def run_one_trial(
@@ -56,6 +61,8 @@ def run_one_trial(
         interrupted = isinstance(exc, KeyboardInterrupt | SystemExit)
         trial.set_user_attr("interrupted", interrupted)
         trial.set_user_attr("fail_reason", f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, ContextosError):
+            trial.set_user_attr(FAIL_CODE, exc.code)
         study.tell(trial, state=TrialState.FAIL)
         raise
     return _laid_out(ctx, study.tell(trial, list(values)))
@@ -113,7 +120,8 @@ def run_trial(
             outcome = (ctx.score_config or objective.score_config)(ctx, params)
     except ScoringFailure as exc:
         # what the failed attempt paid, and why it failed
-        trial_attrs.record(trial, {"fail_reason": str(exc), "spend": ctx.meter.as_dict()})
+        reason = {"fail_reason": str(exc), FAIL_CODE: exc.code, "spend": ctx.meter.as_dict()}
+        trial_attrs.record(trial, reason)
         raise
     except optuna.TrialPruned:
         trial.set_user_attr("spend", ctx.meter.as_dict())

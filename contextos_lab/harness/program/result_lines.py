@@ -19,9 +19,17 @@ from pydantic import ValidationError
 from contextos_lab.harness.command_record import first_validation_error
 from contextos_lab.harness.protocol import RunResult
 
-#: Every reason that comes from a broken protocol starts so (the CLI's exit code reads it).
+#: Every reason that comes from a broken protocol starts so (`is_protocol_fault` reads it).
 PROTOCOL_ERROR = "harness protocol error"
 _KNOWN = frozenset(RunResult.model_fields) - {"attributes"}
+
+
+def is_protocol_fault(reason: object) -> bool:
+    """Whether an errored run's reason is a protocol fault. A run's reason is the only record
+    of it in a results frame (`RunResult.error` is a string on the wire), so it is read here,
+    once, where the reason is written; what follows from it travels typed (`ScoringFailure.code`,
+    a trial's `fail_code`)."""
+    return PROTOCOL_ERROR in str(reason)
 
 
 def error_result(case_id: str, reason: str) -> dict[str, Any]:
