@@ -83,18 +83,16 @@ def test_stdin_is_delivered_and_ids_are_unique(rec: Path) -> None:
 
 
 def test_timeout_kills_the_group_and_records_null_exit(rec: Path) -> None:
-    # the child spawns a grandchild that would keep the pipes open if only the child died
-    code = (
-        "import subprocess, sys, time; "
-        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)']); "
-        "print('started', flush=True); time.sleep(30)"
-    )
+    # the child spawns a grandchild that would keep the pipes open if only the child died; a
+    # shell, not Python: its output must be written before the timeout even on a loaded
+    # machine, where a Python child once took over a second to start (CI)
+    argv = ["sh", "-c", "sleep 30 & echo started; sleep 30"]
     t0 = time.perf_counter()
-    record = run_with_feedback(py(code), timeout=1.0, record_file=rec)
+    record = run_with_feedback(argv, timeout=3.0, record_file=rec)
     elapsed = time.perf_counter() - t0
     assert elapsed < 20, elapsed  # the child sleeps 30 s: it was killed, not waited for
     assert record.exit_code is None and record.timed_out
-    assert record.error is not None and record.error.startswith("timeout after 1s")
+    assert record.error is not None and record.error.startswith("timeout after 3s")
     assert record.stdout_tail == "started"
     with pytest.raises(RunnerFailure, match="exit_code=null"):
         require_success(record)
