@@ -62,7 +62,8 @@ class MonitorLook(BaseModel):
     z: dict[str, float] = Field(default_factory=dict)
     boundary: dict[str, float | None] = Field(default_factory=dict)
     crossed: tuple[str, ...] = ()
-    spent: dict[str, float] = Field(
+    # a probability: a stored negative or > 1 value would hand later looks error never allowed
+    spent: dict[str, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(
         default_factory=dict, description="error each evaluator spent at this look, own law"
     )
 

@@ -239,3 +239,18 @@ def test_unspent_error_carries_to_later_looks_and_the_window_never_overspends():
             carried += used[k - 1] > increment + 1e-12
         assert sum(used) > 0.8 * share  # the allowance is used, not lost look by look
     assert carried > 0
+
+
+def test_a_stored_look_with_impossible_spending_is_refused():
+    """A look's spending is a probability: a stored -0.5 would hand later looks error never
+    allowed, so it does not load."""
+    import pytest
+    from pydantic import ValidationError
+
+    from contextos_lab.schemas.monitoring import MonitorLook
+
+    until = datetime(2026, 6, 2, tzinfo=UTC)
+    assert MonitorLook(day=1, until=until, n_window=10, spent={"policy": 0.001}).spent
+    for bad in (-0.5, 1.5):
+        with pytest.raises(ValidationError, match="spent"):
+            MonitorLook(day=1, until=until, n_window=10, spent={"policy": bad})
