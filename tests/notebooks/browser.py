@@ -165,15 +165,16 @@ class Lab:
             raise
         return self
 
-    def run(self, name: str) -> NotebookRun:
-        """Run All on notebook `name` (once: later calls return the same run)."""
+    def run(self, name: str, source: Path | None = None) -> NotebookRun:
+        """Run All on notebook `name` of `notebooks/` (or at `source`), once: later calls return
+        the same run."""
         if name in self.runs:
             return self.runs[name]
         if name in NEEDS:
             self.run(NEEDS[name])
         copy = self.copies / name
         papermill.execute_notebook(
-            str(REPO_ROOT / "notebooks" / name), str(copy),
+            str(source or REPO_ROOT / "notebooks" / name), str(copy),
             parameters=self.parameters.get(name, {}), prepare_only=True, kernel_name="python3",
         )  # fmt: skip
         started = time.perf_counter()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -41,3 +42,28 @@ def test_run_all_in_jupyterlab_shows_no_error_stderr_mathjax_empty_section_or_ba
 ) -> None:
     run = lab.run(name)
     assert run.flaws() == {}
+
+
+def test_the_checks_see_each_flaw_in_a_notebook_that_has_them(lab: Lab, tmp_path: Path) -> None:
+    """The negative control: a page where every check has something to find."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    cells = {
+        "## stderr": 'import sys\nprint("careful", file=sys.stderr)',
+        "## nothing shown": "x = 1",
+        "## dollars": 'from IPython.display import HTML\nHTML("costs $255 and then $305")',
+        "## bare figure": "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()",
+        "## error": "1 / 0",
+    }
+    nb = new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
+    for title, code in cells.items():
+        nb.cells += [new_markdown_cell(title), new_code_cell(code)]
+    nbformat.write(nb, tmp_path / "flawed.ipynb")
+    flaws = lab.run("flawed.ipynb", tmp_path / "flawed.ipynb").flaws()
+    assert flaws.pop("errors") == ["ZeroDivisionError: division by zero"]
+    assert flaws.pop("stderr") == ["careful\n"]
+    assert "costs" in flaws.pop("typeset as MathJax (trace text must show as text)")[0]
+    assert flaws.pop("sections with code that show nothing") == ["## nothing shown"]
+    assert flaws.pop("figures without a title or axis labels") == [[""]]
+    assert flaws == {}
