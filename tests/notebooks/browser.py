@@ -116,11 +116,13 @@ class NotebookRun:
     unlabelled: list[list[str]]
     seconds: float
     errors: list[str] = field(init=False)
+    not_run: list[str] = field(init=False)
     stderr: list[str] = field(init=False)
     empty_sections: list[str] = field(init=False)
 
     def __post_init__(self) -> None:
         self.errors = checks.errors(self.cells)
+        self.not_run = [] if self.errors else checks.not_run(self.cells)  # an error stops Run All
         self.stderr = checks.stderr(self.cells)
         if self.rendered_stderr and not self.stderr:  # on the page, not in the model
             self.stderr = [f"{self.rendered_stderr} stderr output(s) rendered"]
@@ -130,6 +132,7 @@ class NotebookRun:
         """Each check that found something, with what it found."""
         found = {
             "errors": self.errors,
+            "cells Run All did not run": self.not_run,
             "stderr": self.stderr,
             "typeset as MathJax (trace text must show as text)": self.typeset,
             "sections with code that show nothing": self.empty_sections,
@@ -198,7 +201,10 @@ class Lab:
             self.playwright.stop()
         if hasattr(self, "server"):
             self.server.terminate()
-            self.server.wait(timeout=60)
+            try:
+                self.server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
         shutil.rmtree(self.copies, ignore_errors=True)
 
     def _start_server(self) -> str:

@@ -37,6 +37,14 @@ def stderr(cells: Iterable[dict[str, Any]]) -> list[str]:
     ]
 
 
+def not_run(cells: Iterable[dict[str, Any]]) -> list[str]:
+    """The start of each code cell Run All left without an execution count (a kernel that never
+    started shows nothing wrong otherwise)."""
+    sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    counts = [c.get("execution_count") for c in cells if c["cell_type"] == "code"]
+    return [s[:60] for s, n in zip(sources, counts, strict=True) if s.strip() and n is None]
+
+
 def empty_sections(cells: Iterable[dict[str, Any]]) -> list[str]:
     """`##` sections whose code cells show nothing (prose-only sections are not empty)."""
     empty, title, has_code, shown = [], "(top)", False, False
