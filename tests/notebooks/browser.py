@@ -7,9 +7,9 @@ which `.ci/run` installs); Playwright (the `dev` extra) drives it and never down
 
 A notebook runs as a papermill-parameterised copy (`prepare_only`: the parameters cell plus
 papermill's injected cell, nothing executed) in a scratch folder under the repository's
-git-ignored `out/`: its kernel starts there, and the path rule (docs/notebooks.md; relative
-paths from the nearest folder holding `pyproject.toml`) resolves every relative path to the
-same file as from `notebooks/`.
+git-ignored `out/`: its kernel starts there, and the path rule (docs/notebooks.md, "One rule
+for paths, stores and ledgers": relative paths from the nearest folder holding
+`pyproject.toml`) resolves every relative path to the same file as from `notebooks/`.
 """
 
 from __future__ import annotations
