@@ -164,6 +164,7 @@ def summarise_study(
             "target_usd": float(spend.get("usd", 0.0)) - float(scr.get("usd", 0.0)),
             "target_calls": int(spend.get("calls", 0)) - int(scr.get("calls", 0)),
             "decided_by": tiers.get("decided_by"), "stance": tiers.get("stance"),
+            "complete": t.state.name == "COMPLETE",
             "hv": float(hist["hypervolume"].get(t.number, 0.0)) if t.number in hist.index else 0.0,
         })  # fmt: skip
     df = pd.DataFrame(rows)
@@ -178,6 +179,8 @@ def summarise_study(
     reached = df.index[df["hv"] >= LEVEL]
     first = int(reached[0]) if len(reached) else None
     at = df.loc[df["target_cum"] <= AT_TRIALS * n, "hv"]
+    upto = df.loc[: len(df) if first is None else first]
+    done = upto[upto["complete"]]
     last = (study.trials[-1].user_attrs.get("tiers") or {}).get("agreement")
     return {
         "pair": "target_only" if screen is None else screen, "seed": seed,
@@ -185,6 +188,12 @@ def summarise_study(
         "target_calls_to_0.95": math.inf if first is None else float(df.loc[first, "target_cum"]),
         "cost_to_0.95": math.inf if first is None else float(df.loc[first, "cost_cum"]),
         "ratio@25": float(at.max()) if len(at) else 0.0,
+        # where the target calls to 0.95 went: configs completed on the target (how many), and
+        # trials before the screen was trusted (the baseline's included)
+        "completed_to_0.95": len(done),
+        "completed_target_to_0.95": int(done["target"].sum()),
+        "learning_target_to_0.95": int(upto.loc[upto["stance"].isin(["learning"]) |
+                                                (upto["number"] == 0), "target"].sum()),
         "screen_price_per_call_share": round(ratio, 4),
         "screen_case_evaluations": int(df["screen_cases"].sum()),
         "decided_by_screen": int((df["decided_by"] == "screen").sum()),
@@ -340,6 +349,25 @@ def main() -> None:
     print(json.dumps(json.loads(args.out.read_text())["goals"], indent=1))
 
 
+def structural_bound(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Share of target-only racing's calls to 0.95 spent on configs it completed: what a screen
+    that only stops configs before their first target call could not save (docs/tiers.md)."""
+    per = {
+        r["seed"]: round(r["completed_target_to_0.95"] / r["target_calls_to_0.95"], 4)
+        for r in rows if r["pair"] == "target_only" and math.isfinite(r["target_calls_to_0.95"])
+    }  # fmt: skip
+    return {
+        "completed_share_of_target_only_calls_to_0.95": {
+            "per_seed": dict(sorted(per.items())), "median": median(list(per.values())),
+        },
+        "completed_to_0.95": {
+            pair: [r["completed_to_0.95"] for r in sorted(rows, key=lambda r: r["seed"])
+                   if r["pair"] == pair]
+            for pair in ("target_only", *PAIRS.values())
+        },
+    }  # fmt: skip
+
+
 def write(out: Path, rows: list[dict[str, Any]], committed: dict[int, dict[str, Any]],
           peer: dict[str, Any], truth: dict[str, Any], info: dict[str, Any],
           previous: dict[str, Any], args: argparse.Namespace, t0: float,
@@ -366,6 +394,7 @@ def write(out: Path, rows: list[dict[str, Any]], committed: dict[int, dict[str, 
         "args": {k: str(v) for k, v in vars(args).items()},
         "load_average": os.getloadavg(), "seconds": round(time.perf_counter() - t0, 1),
         "configurations_compared": CONFIGURATIONS_COMPARED,
+        "structural_bound": structural_bound(rows),
         "goals": goals_from(rows, reference, peer, budget) if budget else {},
         "tiered": sorted(rows, key=lambda r: (r["pair"], r["seed"])),
         "studies": budget,
