@@ -96,6 +96,8 @@ CONFIGURATIONS_COMPARED = {
         "(1 - that objective's lower bound) / 2 in rank share (the default; seeds 0-2)",
     ],
     "common": "min_pairs 10, level 0.9, min_agreement 0.2, audit_every 5",
+    "diagnostics": "not a rule: the default rule with the stand-in's target tier as the screen "
+    "at 1/10 of its price (seeds 0-2: 1.081, 0.980, 0.973 of target-only racing's target calls)",
 }
 
 
