@@ -35,10 +35,11 @@ class Tiers(BaseModel):
     the rank correlation between the two tiers on configs run on both, with its `level`
     interval. Until `min_pairs` configs ran on both every config goes on to the target; once
     the interval's upper bound is below `min_agreement` the screen stops (the study is then
-    racing on the target alone); while its lower bound is above 0, only the best
-    `max(min_keep, 1 - lower)` share of configs by screen go on, and every `audit_every`-th
-    trial goes on whatever the screen says, so the agreement keeps being measured on configs
-    the screen did not pick.
+    racing on the target alone); while its lower bound is above 0, a config goes on unless a
+    member of the target's current front leads it on the screen, on every objective, by more
+    than that objective's doubt (`autotune.tiers.steer`), and every `audit_every`-th trial goes
+    on whatever the screen says, so the agreement keeps being measured on configs the screen
+    did not pick.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -53,7 +54,6 @@ class Tiers(BaseModel):
     min_agreement: float = Field(
         default=0.2, gt=-1.0, lt=1.0, description="screen stops when the upper bound is below"
     )
-    min_keep: float = Field(default=0.15, gt=0.0, le=1.0, description="least share passed on")
     audit_every: int = Field(default=5, ge=2, description="every n-th trial skips the screen")
 
     @model_validator(mode="after")

@@ -7,10 +7,10 @@ Stances, from the agreement on configs run on both tiers (`autotune.tiers.agreem
     every config goes on to the target (each is a new pair);
   * off: the interval's upper bound is below `min_agreement`: the screen is not run any more
     and the study is racing on the target tier alone; its penalty is what learning cost;
-  * trusted: the lower bound is above 0: only configs in the best `max(min_keep, 1 - low)`
-    share by screen go on (fewer screen configs dominate them than dominate the rest), and
-    every `audit_every`-th trial goes on regardless, so agreement is still measured on configs
-    the screen did not pick.
+  * trusted: the lower bound is above 0: a config goes on unless a member of the target's
+    current front leads it on the screen, on every objective, by more than that objective's
+    doubt (`autotune.tiers.steer`); every `audit_every`-th trial goes on regardless, so the
+    agreement is still measured on configs the screen did not pick.
 
 The baseline and outside proposals always go on (the gate needs the first; the second are only
 dropped when proved infeasible). A config the screen stops ends PRUNED with `racing` stage 0 and
@@ -30,8 +30,10 @@ from contextos_lab.autotune.context import RunContext
 from contextos_lab.autotune.objective import constraint_values, evaluate_cases
 from contextos_lab.autotune.racing.order import racing_order
 from contextos_lab.autotune.racing.racing import MIN_DROP_MARGIN, fill_unmeasured
+from contextos_lab.autotune.sampling.local_search import feasible_front
 from contextos_lab.autotune.spec.tiers import Tiers
 from contextos_lab.autotune.tiers.agreement import TIERS_ATTR, Agreement, study_agreement
+from contextos_lab.autotune.tiers.steer import beaten_by, lows_text, per_objective_lows
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
 
@@ -57,24 +59,24 @@ def losses(rows: np.ndarray, objectives: list[str]) -> np.ndarray:
     return rows * sign
 
 
-def screen_share_ahead(rows: np.ndarray, mine: np.ndarray) -> float:
-    """Share of screened configs that fewer screened configs dominate than dominate `mine`
-    (rows are losses; `mine` is one of them)."""
-    le = np.all(rows[:, None, :] <= rows[None, :, :], axis=2)
-    lt = np.any(rows[:, None, :] < rows[None, :, :], axis=2)
-    dominated_by = (le & lt).sum(axis=0)  # column i: how many rows dominate row i
-    own = int((np.all(rows <= mine, axis=1) & np.any(rows < mine, axis=1)).sum())
-    return float((dominated_by < own).mean())
-
-
-def screened_rows(study: optuna.Study, objectives: list[str], skip: int) -> list[list[float]]:
-    """Screen scores of every other trial that ran the screen (finished or running)."""
-    out = []
-    for t in study.get_trials(deepcopy=False):
+def screened_rows(
+    study: optuna.Study, objectives: list[str], skip: int
+) -> tuple[list[list[float]], list[int], list[int]]:
+    """Screen scores of every other trial that ran the screen (finished or running), the rows
+    of those on the target's current feasible front, and those trials' numbers."""
+    trials = study.get_trials(deepcopy=False)
+    front = {t.number for t in feasible_front(study, trials)}
+    out: list[list[float]] = []
+    on_front: list[int] = []
+    numbers: list[int] = []
+    for t in trials:
         screen = (t.user_attrs.get(TIERS_ATTR) or {}).get("screen")
         if t.number != skip and isinstance(screen, dict) and isinstance(screen.get("scores"), dict):
+            if t.number in front:
+                on_front.append(len(out))
+                numbers.append(t.number)
             out.append([float(screen["scores"][o]) for o in objectives])
-    return out
+    return out, on_front, numbers
 
 
 def decide(
@@ -97,14 +99,16 @@ def decide(
     if trial.number % tiers.audit_every == 0:
         return True, f"audit (every {tiers.audit_every}th trial goes on whatever the screen says)"
     objectives = [e.value for e in ctx.spec.objectives]
+    others, front, numbers = screened_rows(trial.study, objectives, trial.number)
+    front_numbers = dict(zip(front, numbers, strict=True))
     mine = [float(scores[o]) for o in objectives]
-    others = screened_rows(trial.study, objectives, trial.number)
     rows = losses(np.array([*others, mine]), objectives)
-    ahead = screen_share_ahead(rows, rows[-1])
-    keep = max(tiers.min_keep, 1.0 - agreement.low)
-    if ahead < keep:
-        return True, f"{ahead:.2f} of screened configs rank ahead on the screen (< {keep:.2f})"
-    return False, f"{ahead:.2f} of screened configs rank ahead on the screen (>= {keep:.2f} kept)"
+    lows = per_objective_lows(agreement.per_objective, objectives)
+    by = beaten_by(rows, len(others), front, lows)
+    if by is None:
+        return True, f"no target front member leads it on the screen by {lows_text(lows)}"
+    number = front_numbers[by]
+    return False, f"target front member #{number} leads it on the screen by {lows_text(lows)}"
 
 
 def screen_step(

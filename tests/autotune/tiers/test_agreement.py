@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from contextos_lab.autotune.spec.tiers import Tiers
 from contextos_lab.autotune.tiers.agreement import measure, rank_correlation
-from contextos_lab.autotune.tiers.screen import screen_share_ahead, stance
+from contextos_lab.autotune.tiers.screen import stance
 
 TIERS = Tiers(screen={"harness_kwargs": {"x": 1}}, min_pairs=10, min_agreement=0.2)
 
@@ -56,9 +56,3 @@ def test_stances() -> None:
     rng = np.random.default_rng(3)
     noise = measure(rng.normal(size=(12, 1)), rng.normal(size=(12, 1)), ["a"], 0.9)
     assert stance(noise, TIERS)[0] == "learning"  # too few to call it off, nothing earned
-
-
-def test_share_ahead_counts_configs_dominated_by_fewer() -> None:
-    rows = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0], [0.5, 3.0]])  # losses
-    assert screen_share_ahead(rows, rows[0]) == 0.0  # nobody dominates the best
-    assert screen_share_ahead(rows, rows[2]) == 0.75  # three rows are dominated by fewer
