@@ -18,6 +18,7 @@ from contextos_lab.api import (
     PRIOR_WEIGHTS,
     STEP_FEATURES,
     STRENGTHS,
+    SYSTEM_FAMILIES,
     TEMPERATURE_BOUNDS,
     TOP_K,
     Annotated,
@@ -27,6 +28,7 @@ from contextos_lab.api import (
     fit_model,
     reliability,
     run_rows,
+    run_system_rows,
     top_k_agreement,
     trivial_baselines,
 )
@@ -47,6 +49,7 @@ def frozen_setup() -> dict[str, Any]:
         "low_confidence_below": LOW_CONFIDENCE,
         "temperature_bounds": list(TEMPERATURE_BOUNDS),
         "prior_strengths": list(STRENGTHS),
+        "system_features": list(SYSTEM_FAMILIES),
         "features": len(STEP_FEATURES),
     }
     frozen = {
@@ -56,6 +59,7 @@ def frozen_setup() -> dict[str, Any]:
         "low_confidence_below": setup["ranking"]["low_confidence_below"],
         "temperature_bounds": setup["ranking"]["temperature_bounds"],
         "prior_strengths": setup["calibration"]["prior_strengths"],
+        "system_features": setup["calibration"]["system_features"],
         "features": 44,
     }
     if code != frozen:
@@ -112,9 +116,18 @@ def out_of_system(model: LinearAttributor, key: list[Annotated]) -> dict[str, An
     }
 
 
-def _top1(weights: np.ndarray, part: tuple[np.ndarray, np.ndarray, list[int]]) -> int:
+def _top1(
+    weights: dict[str, float],
+    part: tuple[np.ndarray, np.ndarray, list[int]],
+    own: list[dict[str, float]],
+) -> int:
+    """1 when the best candidate under `weights` (generic and per-system) is the answer."""
     x, y, _ = part
-    return int(y[int(np.argmax(x @ weights))]) if len(y) else 0
+    if not len(y):
+        return 0
+    generic = x @ np.array([weights[f] for f in STEP_FEATURES])
+    extra = np.array([sum(weights.get(k, 0.0) * v for k, v in row.items()) for row in own])
+    return int(y[int(np.argmax(generic + extra))])
 
 
 def learning_curve(
@@ -123,17 +136,20 @@ def learning_curve(
     """Step top-1 on each split's test runs (those not among its first max(ks)) with k labelled
     runs calibrated toward `prior` (k = 0: the prior alone); nested prefixes per split."""
     parts = [run_rows(k.run, k.step) for k in key]
+    own = [run_system_rows(k.run) for k in key]
     rng = np.random.default_rng(seed)
     largest = max(ks)
     per_k: dict[int, list[float]] = {k: [] for k in ks}
+    kept = dict.fromkeys(ks, 0)  # splits whose leave-one-out choice kept the prior's ranking
     for _ in range(splits):
         order = rng.permutation(len(parts))
-        test = [parts[i] for i in order[largest:]]
+        test = order[largest:]
         for k in ks:
             labelled = [parts[i] for i in order[:k]]
-            fit, _ = calibrate_chosen(labelled, prior.weights, prior.temperature)
-            w = np.array([fit.weights[f] for f in STEP_FEATURES])
-            per_k[k].append(sum(_top1(w, p) for p in test) / len(test))
+            system = [own[i] for i in order[:k]]
+            fit, strength = calibrate_chosen(labelled, prior.weights, prior.temperature, system)
+            per_k[k].append(sum(_top1(fit.weights, parts[i], own[i]) for i in test) / len(test))
+            kept[k] += int(not np.isfinite(strength))
     return {
         "test_runs": len(parts) - largest,
         "step_top1": {
@@ -151,6 +167,10 @@ def learning_curve(
         "splits_worse_than_k0": {
             str(k): int(np.sum(np.array(per_k[k]) < np.array(per_k[0]))) for k in ks if k
         },
+        "splits_better_than_k0": {
+            str(k): int(np.sum(np.array(per_k[k]) > np.array(per_k[0]))) for k in ks if k
+        },
+        "splits_keeping_the_prior_ranking": {str(k): kept[k] for k in ks if k},
     }
 
 
@@ -264,6 +284,7 @@ def print_generalisation(g: dict[str, Any], ag_protocol: str) -> None:
         print(f"learning curve, {label}, step@1 median [IQR] on {curve['test_runs']} runs:")
         print(f"  {meds}")
         print(
-            f"  median gain over k=0: {curve['gain_over_k0']}; splits worse than k=0: "
-            f"{curve['splits_worse_than_k0']}"
+            f"  median gain over k=0: {curve['gain_over_k0']}; splits worse / better than "
+            f"k=0: {curve['splits_worse_than_k0']} / {curve['splits_better_than_k0']}; "
+            f"prior's ranking kept: {curve['splits_keeping_the_prior_ranking']}"
         )

@@ -193,12 +193,15 @@ RESEARCH: dict[str, str] = {
     "GRID": "contextos_lab.insights.attribution.fitting",
     "PRIOR_WEIGHTS": "contextos_lab.insights.attribution.fitting",
     "run_rows": "contextos_lab.insights.attribution.linear",
+    "run_system_rows": "contextos_lab.insights.attribution.linear",
+    "SYSTEM_FAMILIES": "contextos_lab.insights.attribution.system_features",
     "temperature_for": "contextos_lab.insights.attribution.fitting",
     "STEP_FEATURES": "contextos_lab.insights.attribution.features",
     "PRIOR_STRENGTH": "contextos_lab.insights.attribution.calibrate",
     "calibrate_parts": "contextos_lab.insights.attribution.calibrate",
     "calibrate_chosen": "contextos_lab.insights.attribution.calibrate",
     "STRENGTHS": "contextos_lab.insights.attribution.calibrate",
+    "KEEP_RANKING": "contextos_lab.insights.attribution.calibrate",
     "LOW_CONFIDENCE": "contextos_lab.insights.attribution.ranking",
     "TEMPERATURE_BOUNDS": "contextos_lab.insights.attribution.ranking",
     "TOP_K": "contextos_lab.insights.attribution.ranking",
@@ -433,6 +436,7 @@ if TYPE_CHECKING:  # what a user's type checker reads; at run time `__getattr__`
     from contextos_lab.harness.subprocess_harness import HarnessFailure, SubprocessHarness
     from contextos_lab.harness.token_shapes import prefixed_token_hit
     from contextos_lab.insights.attribution.calibrate import (
+        KEEP_RANKING,
         PRIOR_STRENGTH,
         STRENGTHS,
         calibrate_chosen,
@@ -453,7 +457,11 @@ if TYPE_CHECKING:  # what a user's type checker reads; at run time `__getattr__`
     from contextos_lab.insights.attribution.linear import (
         LastActorBeforeErrorRule as LastActorBeforeErrorRule,
     )
-    from contextos_lab.insights.attribution.linear import LinearAttributor, run_rows
+    from contextos_lab.insights.attribution.linear import (
+        LinearAttributor,
+        run_rows,
+        run_system_rows,
+    )
     from contextos_lab.insights.attribution.protocol import Attribution, Attributor, Candidate
     from contextos_lab.insights.attribution.ranking import LOW_CONFIDENCE, TEMPERATURE_BOUNDS, TOP_K
     from contextos_lab.insights.attribution.registry import get_attributor
@@ -466,6 +474,7 @@ if TYPE_CHECKING:  # what a user's type checker reads; at run time `__getattr__`
         top_k_agreement,
         trivial_baselines,
     )
+    from contextos_lab.insights.attribution.system_features import SYSTEM_FAMILIES
     from contextos_lab.insights.attribution.turns import RunTrace, agent_key, run_trace
     from contextos_lab.insights.findings.checks import (
         below_fdr_shown_as_findings as below_fdr_shown_as_findings,
@@ -682,6 +691,7 @@ __all__ = [  # noqa: RUF022 (grouped as the tables are)
     "run_one_trial",
     "run_replay_gate",
     "run_rows",
+    "run_system_rows",
     "run_study",
     "run_sweep",
     "run_trace",
@@ -700,6 +710,8 @@ __all__ = [  # noqa: RUF022 (grouped as the tables are)
     "Tiers",
     "tier_report",
     "STRENGTHS",
+    "KEEP_RANKING",
+    "SYSTEM_FAMILIES",
     "calibrate_chosen",
     "fit_model",
     "sweep",

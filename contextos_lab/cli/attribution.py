@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -89,14 +90,20 @@ def _step_top1(atts: list[Any], key: list[Any]) -> float:
 
 def calibrate_command(args: argparse.Namespace) -> int:
     from contextos_lab.insights.attribution.calibrate import calibrate_chosen, leave_one_out
-    from contextos_lab.insights.attribution.linear import LinearAttributor, run_rows
+    from contextos_lab.insights.attribution.linear import (
+        LinearAttributor,
+        run_rows,
+        run_system_rows,
+    )
+    from contextos_lab.insights.attribution.system_features import is_system_feature
     from contextos_lab.insights.attribution.weights_file import WeightsFile, write_weights
 
     key = _annotated(args.dir)
     weights, temperature, name = _prior(args.prior)
     runs, steps = [k.run for k in key], [k.step for k in key]
     parts = [run_rows(r, s) for r, s in zip(runs, steps, strict=True)]
-    fit, strength = calibrate_chosen(parts, weights, temperature)
+    system = [run_system_rows(r) for r in runs]
+    fit, strength = calibrate_chosen(parts, weights, temperature, system)
     loo = _step_top1(leave_one_out(runs, steps, weights, temperature), key)
     prior_model = LinearAttributor(weights, "prior", temperature)
     before = _step_top1([prior_model.attribute(r) for r in runs], key)
@@ -108,17 +115,29 @@ def calibrate_command(args: argparse.Namespace) -> int:
             runs=fit.runs,
             used_runs=fit.used_runs,
             prior=name,
-            prior_strength=strength,
+            prior_strength=strength if math.isfinite(strength) else None,
+            scale=round(fit.scale, 4),
             loo_step_top1=round(loo, 4),
             prior_step_top1=round(before, 4),
         ),
     )
+    held = (
+        f"prior strength {strength:g}"
+        if math.isfinite(strength)
+        else "the prior's ranking kept (no strength found more annotated steps)"
+    )
+    learnt = sorted((k for k in fit.weights if is_system_feature(k)), key=lambda k: -fit.weights[k])
     print(
         f"{fit.runs} annotated runs ({fit.used_runs} with the annotated step among the "
         f"candidates); step agreement, leave-one-run-out: calibrated {loo:.3f} vs "
-        f"prior ({name}) {before:.3f}; prior strength {strength:g} (chosen by leave-one-out "
-        f"on these runs) -> {out}"
+        f"prior ({name}) {before:.3f}; {held} (chosen by leave-one-out on these runs), "
+        f"scale {fit.scale:.2f} -> {out}"
     )
+    if learnt:
+        print(
+            "this system's own features: "
+            + ", ".join(f"{k} {fit.weights[k]:+.2f}" for k in learnt[:6])
+        )
     print(f"next: contextos-lab attribution score {args.dir} --weights {out}")
     return 0
 

@@ -27,6 +27,7 @@ from contextos_lab.insights.attribution.ranking import (
     TOP_K,
     ranked,
 )
+from contextos_lab.insights.attribution.system_features import is_system_feature, system_rows
 from contextos_lab.insights.attribution.turns import RunTrace, agent_key
 
 
@@ -69,9 +70,15 @@ class LinearAttributor:
 
     def scores(self, run: RunTrace, s: RunSignals) -> dict[int, tuple[float, dict[str, float]]]:
         rows = step_features(run, s)
+        cand = candidates(run, s)
+        # A calibrated file also weighs this system's own speakers, tools and places
+        # (`system_features`); the bundled weights have none, so they skip the extra rows.
+        own = any(is_system_feature(f) for f in self.weights)
+        extra = system_rows(run, cand) if own else [{} for _ in cand]
         out = {}
-        for i in candidates(run, s):
+        for i, more in zip(cand, extra, strict=True):
             parts = {f: self.weights.get(f, 0.0) * rows[i][f] for f in STEP_FEATURES}
+            parts |= {f: self.weights.get(f, 0.0) * v for f, v in more.items()}
             out[i] = (sum(parts.values()), parts)
         return out
 
@@ -148,9 +155,15 @@ def run_rows(run: RunTrace, step: int) -> tuple[np.ndarray, np.ndarray, list[int
     return x, np.array([int(a == step) for a in at], dtype=int), at
 
 
+def run_system_rows(run: RunTrace) -> list[dict[str, float]]:
+    """One run's per-system feature rows (see `system_features`), in `run_rows`' order."""
+    return system_rows(run, candidates(run, run_signals(run)))
+
+
 __all__ = [
     "LastActorBeforeErrorRule",
     "LinearAttributor",
     "candidates",
     "run_rows",
+    "run_system_rows",
 ]

@@ -2,7 +2,8 @@
 
 JSON validated by pydantic, so a hand-edited or truncated file fails with its path and the
 field at fault instead of a traceback; an unknown feature name is refused (a typo would
-otherwise silently weigh nothing).
+otherwise silently weigh nothing). Per-system features (`speaker:…`, `tool:…`, see
+`system_features`) are names a calibration learned from the user's runs.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from contextos_lab.errors import UserError
 from contextos_lab.insights.attribution.features import STEP_FEATURES
+from contextos_lab.insights.attribution.system_features import is_system_feature
 
 FORMAT = "contextos-attribution-weights/1"
 
@@ -29,7 +31,10 @@ class WeightsFile(BaseModel):
     runs: int = Field(default=0, ge=0)
     used_runs: int = Field(default=0, ge=0)
     prior: str = "bundled"
-    prior_strength: float = Field(default=0.0, ge=0)
+    #: How strongly the prior held (None: its ranking kept, only its scale fitted).
+    prior_strength: float | None = Field(default=0.0, ge=0)
+    #: The prior's score multiplied by this before the moves (the system's own sharpness).
+    scale: float = Field(default=1.0, gt=0)
     #: Leave-one-run-out step agreement of the calibration and of its prior on those runs.
     loo_step_top1: float | None = None
     prior_step_top1: float | None = None
@@ -44,7 +49,7 @@ class WeightsFile(BaseModel):
     @field_validator("weights")
     @classmethod
     def _known(cls, v: dict[str, float]) -> dict[str, float]:
-        unknown = sorted(set(v) - set(STEP_FEATURES))
+        unknown = sorted(k for k in v if k not in STEP_FEATURES and not is_system_feature(k))
         if unknown:
             raise ValueError(f"unknown features {', '.join(unknown)}")
         bad = sorted(k for k, w in v.items() if not math.isfinite(w))

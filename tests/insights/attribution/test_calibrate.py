@@ -7,6 +7,7 @@ import numpy as np
 
 from contextos_lab.insights.attribution import RunTrace, Turn
 from contextos_lab.insights.attribution.calibrate import (
+    KEEP_RANKING,
     STRENGTHS,
     calibrate,
     calibrate_chosen,
@@ -63,14 +64,69 @@ def test_the_prior_holds_against_one_contrary_run() -> None:
 
 
 def test_the_prior_strength_is_chosen_by_leave_one_out_on_the_labelled_runs() -> None:
-    """Runs that all contradict the prior pick a weak prior, so the calibration follows them;
+    """Runs that all contradict the prior let it move (a finite strength: the calibration
+    found more of their steps without each than the prior's ranking), so it follows them;
     runs that agree with it keep its ranking (the choice is made on the labelled runs
     themselves, nothing else)."""
     runs = [_run(i) for i in range(6)]
     parts = [run_rows(r, 1) for r in runs]
     fit, weak = calibrate_chosen(parts, PRIOR)
-    assert weak < STRENGTHS[-1]
+    assert weak in STRENGTHS
     assert LinearAttributor(fit.weights).attribute(runs[0]).step == 1
     agree, _ = calibrate_chosen([run_rows(r, 0) for r in runs], PRIOR)
     assert LinearAttributor(agree.weights).attribute(runs[0]).step == 0
-    assert choose_strength(parts[:1], PRIOR) == STRENGTHS[-1]  # one run: nothing to check
+    assert choose_strength(parts[:1], PRIOR) == KEEP_RANKING  # one run: nothing to check
+
+
+def _two_agents(i: int) -> RunTrace:
+    """A system where Writer is always decisive but no generic feature says so: Finder and
+    Writer say the same kind of thing once each, in an order that alternates run by run."""
+    said = (
+        Turn(0, "Finder", f"Here are the {i + 3} records I looked up."),
+        Turn(0, "Writer", f"Here are the {i + 4} records I wrote down."),
+    )
+    first, second = said if i % 2 else said[::-1]
+    return RunTrace(
+        f"s{i}",
+        (
+            Turn(0, "Lead", f"Task {i}: collect the records."),
+            Turn(1, first.speaker, first.content),
+            Turn(2, second.speaker, second.content),
+            Turn(3, "Lead", "Thanks, done."),
+        ),
+    )  # fmt: skip
+
+
+def _writer_step(run: RunTrace) -> int:
+    return next(t.index for t in run.turns if t.speaker == "Writer")
+
+
+def test_ten_labelled_runs_teach_which_agent_of_this_system_is_decisive() -> None:
+    """Learnt from the runs' own speakers (a per-system feature), checked on unseen runs: the
+    generic weights alone cannot tell Writer from Finder, so the old calibration could not."""
+    labelled, unseen = [_two_agents(i) for i in range(10)], [_two_agents(i) for i in range(10, 20)]
+    prior_model = LinearAttributor(PRIOR)
+    assert sum(prior_model.attribute(r).step == _writer_step(r) for r in unseen) == 0
+    fit = calibrate(labelled, [_writer_step(r) for r in labelled], PRIOR)
+    assert fit.weights["speaker:writer"] > 0
+    model = LinearAttributor(fit.weights, temperature=fit.temperature)
+    found = [model.attribute(r) for r in unseen]
+    assert [a.step for a in found] == [_writer_step(r) for r in unseen]
+    assert {a.agent for a in found} == {"Writer"}
+
+
+def test_noisy_labels_leave_the_prior_ranking_alone() -> None:
+    """A prior that is right on this system and labels of which 4 in 10 are noise (each
+    blaming another turn): no move beats the prior on leave-one-out, so its ranking is kept on
+    unseen runs (only its scale may change): calibration does not wreck what the prior got
+    right."""
+    labelled, unseen = [_run(i) for i in range(10)], [_run(i) for i in range(10, 16)]
+    noisy = [0, 1, 0, 2, 0, 3, 0, 0, 1, 0]
+    fit = calibrate(labelled, noisy, PRIOR)
+    prior_model, model = LinearAttributor(PRIOR), LinearAttributor(fit.weights)
+    assert [model.attribute(r).step for r in unseen] == [
+        prior_model.attribute(r).step for r in unseen
+    ]
+    assert choose_strength(
+        [run_rows(r, s) for r, s in zip(labelled, noisy, strict=True)], PRIOR
+    ) == (KEEP_RANKING)
