@@ -27,8 +27,6 @@ ALLOWED: dict[str, int] = {
     "harness/reference/result_frame.py:result_frame": 67,
     "harness/reference/synthetic_feedback.py:support_desk": 80,
     "harness/runner.py:_execute": 87,
-    "loaders/tau_bench.py:_run": 97,
-    "loaders/who_and_when.py:_failure": 126,
     "reports/gate_summary.py:summary_markdown": 78,
     "store/append.py:append_once": 87,
 }
