@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
 from contextos_lab.harness.program.result_lines import PROTOCOL_ERROR, ResultLines
-from contextos_lab.harness.protocol import Fault
+from contextos_lab.harness.protocol import Fault, RunResult, fault_of
 
 IDS = ["c1", "c2", "c3"]
 
@@ -76,3 +77,13 @@ def test_the_words_of_a_programs_error_decide_no_fault() -> None:
                             "fault": "protocol"}))  # fmt: skip
     (row,) = parsed.rows_for(["c1"], "missing", missing_fault=None)
     assert row["fault"] is None and row["attributes"] == {"fault": "protocol"}
+
+
+def test_a_result_stored_before_the_fault_field_reads_as_no_fault() -> None:
+    """Cached results and run layouts written before `fault` existed lack it: read, not
+    refused, and never a protocol fault (even when their reason quotes the phrase)."""
+    old = {"case_id": "c1", "decision": "", "output_text": "", "tokens": 0, "latency_ms": None,
+           "wall_ms": 0.0, "error": f"{PROTOCOL_ERROR}: line 1"}  # fmt: skip
+    assert RunResult.model_validate(old).fault is None
+    frame = pd.DataFrame([old, {**old, "fault": Fault.protocol}])  # a cache read beside new rows
+    assert [fault_of(f) for f in frame["fault"]] == [None, Fault.protocol]
