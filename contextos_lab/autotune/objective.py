@@ -18,7 +18,7 @@ from contextos_lab.autotune.cases import case_hash
 from contextos_lab.autotune.context import RunContext
 from contextos_lab.errors import EXIT_HARNESS, EXIT_PROTOCOL, ContextosError
 from contextos_lab.harness.execution import Execution, error_mask, execute
-from contextos_lab.harness.program.result_lines import is_protocol_fault
+from contextos_lab.harness.protocol import Fault, fault_of
 from contextos_lab.harness.repeat_scores import MAY_BE_UNSCORED, RepeatScores, score_execution
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
@@ -26,6 +26,13 @@ from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 CASE_HASH_CHARS = 16
 #: Above this many cases a trial stores the digest only; the study holds the full hash list.
 MAX_CASE_HASHES_PER_TRIAL = 256
+
+
+class RunError(NamedTuple):
+    """An errored run's reason (for the reader) and its typed fault (for decisions)."""
+
+    reason: str
+    fault: Fault | None = None
 
 
 class ScoringFailure(ContextosError, RuntimeError):
@@ -36,10 +43,12 @@ class ScoringFailure(ContextosError, RuntimeError):
     exit_code = EXIT_HARNESS
 
     @classmethod
-    def errored(cls, first_error: str | None) -> ScoringFailure:
-        """Every run errored; the first run's reason says whether it was a protocol fault."""
-        code = EXIT_PROTOCOL if is_protocol_fault(first_error) else None
-        return cls(f"every case errored; first: {first_error}", code=code)
+    def errored(cls, first: RunError | None) -> ScoringFailure:
+        """Every run errored; the first run's typed `fault` (never its reason's words) says
+        whether it was a protocol fault."""
+        code = EXIT_PROTOCOL if first is not None and first.fault is Fault.protocol else None
+        reason = first.reason if first is not None else None
+        return cls(f"every case errored; first: {reason}", code=code)
 
 
 def execute_and_score(
@@ -102,10 +111,15 @@ def _case_hashes(ctx: RunContext, cases: pd.DataFrame) -> list[str]:
     ]
 
 
-def first_error(execution: Execution) -> str | None:
-    """The first errored run's reason (None when nothing errored)."""
-    errored = error_mask(execution.results).to_numpy()
-    return str(execution.results["error"].to_numpy()[errored][0]) if errored.any() else None
+def first_error(execution: Execution) -> RunError | None:
+    """The first errored run (None when nothing errored)."""
+    results = execution.results
+    errored = error_mask(results).to_numpy()
+    if not errored.any():
+        return None
+    first = int(errored.argmax())
+    fault = fault_of(results["fault"].iat[first]) if "fault" in results else None
+    return RunError(str(results["error"].iat[first]), fault)
 
 
 class Evaluated(NamedTuple):
@@ -114,7 +128,7 @@ class Evaluated(NamedTuple):
     scored: RepeatScores
     n_errors: int
     wall_s: float
-    first_error: str | None
+    first_error: RunError | None
 
 
 def evaluate_cases(ctx: RunContext, cases: pd.DataFrame, config: Mapping[str, Any]) -> Evaluated:

@@ -11,7 +11,11 @@ from contextos_lab.errors import UserError
 
 
 def _bundle(args: argparse.Namespace) -> int:
-    from contextos_lab.proposals.files.change_bundle import MANIFEST, write_bundle
+    from contextos_lab.proposals.files.change_bundle import (
+        MANIFEST,
+        REVIEW_CANDIDATE,
+        write_bundle,
+    )
 
     store = store_of(args)
     gate = Path(args.gate) if args.gate else None
@@ -21,7 +25,7 @@ def _bundle(args: argparse.Namespace) -> int:
     counts = ", ".join(f"{n} {k}" for k, n in manifest["counts"].items()) or "nothing"
     print(f"{len(manifest['entries'])} entries ({counts}) -> {Path(args.out) / MANIFEST}")
     for e in manifest["entries"]:
-        if e.get("marked", "").startswith("underpowered"):
+        if e["kind"] == REVIEW_CANDIDATE:  # the entry's kind, not its `marked` words
             print(f"  review candidate {e['id']}: underpowered, needs n={e['sample_size_needed']}")
     next_step(f"hand {args.out} to the change-control reviewer")
     return 0

@@ -43,13 +43,25 @@ def _replay_set(directory: Path) -> None:
 
 def check_project(project: DomainConfig) -> tuple[list[str], list[str]]:
     """(problems, notes): problems make `project --check` exit 2; notes are worth knowing."""
-    from contextos_lab.proposals.compile.entry import resolve_entry
-    from contextos_lab.proposals.policy.bundle import PolicyBundle
-    from contextos_lab.proposals.replay.goldens import load_goldens
-    from contextos_lab.proposals.replay.layers import REPLAYER_ENTRY, layer_goldens_id
-
     problems: list[str] = []
+    _check_bundles(project, problems)
+    _check_layers(project, problems)
+    _check_compilers(project, problems)
+    _check_goldens_and_replay(project, problems)
     notes: list[str] = []
+    unrouted = sorted(set(project.reason_classes) - set(project.compilers))
+    if unrouted:
+        notes.append(
+            f"reason classes with no row in {project.compilers_path} (propose refuses them): "
+            + ", ".join(unrouted)
+        )
+    return problems, notes
+
+
+def _check_bundles(project: DomainConfig, problems: list[str]) -> None:
+    """Every decision key's policy bundle exists, parses and has its goldens."""
+    from contextos_lab.proposals.policy.bundle import PolicyBundle
+
     manifest = project.root / "contextos-project.yaml"
     for key, spec in sorted(project.decision_keys.items()):
         if spec.bundle is None:
@@ -68,20 +80,34 @@ def check_project(project: DomainConfig) -> tuple[list[str], list[str]]:
                 f"{manifest}: decision_keys.{key}: no goldens for {spec.bundle} ({goldens} "
                 "does not exist; `contextos-lab goldens record` writes them)"
             )
+
+
+def _check_layers(project: DomainConfig, problems: list[str]) -> None:
+    """Layer rows need the project's replayer and each layer's goldens."""
+    from contextos_lab.proposals.compile.entry import resolve_entry
+    from contextos_lab.proposals.replay.layers import REPLAYER_ENTRY, layer_goldens_id
+
     layers = {row.layer.value for row in project.compilers.values() if row.layer is not None}
-    if layers:
-        replayer = project.root / "harness" / "layer_replay.py"
-        if not replayer.is_file():
-            problems.append(
-                f"{project.compilers_path}: layer rows ({', '.join(sorted(layers))}) need "
-                f"{replayer} with replay(record, adjustments)"
-            )
-        else:
-            _try(problems, replayer, lambda: resolve_entry(REPLAYER_ENTRY, project.root))
-        for layer in sorted(layers):
-            path = project.goldens_path(layer_goldens_id(layer))
-            if not path.is_file():
-                problems.append(f"{project.compilers_path}: a {layer} row needs goldens at {path}")
+    if not layers:
+        return
+    replayer = project.root / "harness" / "layer_replay.py"
+    if not replayer.is_file():
+        problems.append(
+            f"{project.compilers_path}: layer rows ({', '.join(sorted(layers))}) need "
+            f"{replayer} with replay(record, adjustments)"
+        )
+    else:
+        _try(problems, replayer, lambda: resolve_entry(REPLAYER_ENTRY, project.root))
+    for layer in sorted(layers):
+        path = project.goldens_path(layer_goldens_id(layer))
+        if not path.is_file():
+            problems.append(f"{project.compilers_path}: a {layer} row needs goldens at {path}")
+
+
+def _check_compilers(project: DomainConfig, problems: list[str]) -> None:
+    """A rubric row needs goldens per decision key; a python row an entry that resolves."""
+    from contextos_lab.proposals.compile.entry import resolve_entry
+
     for reason, row in sorted(project.compilers.items()):
         if row.shape == "adjust_intent_rubric":
             keys = (
@@ -99,6 +125,12 @@ def check_project(project: DomainConfig) -> tuple[list[str], list[str]]:
         if row.shape == "python" and row.entry:
             where = f"{project.compilers_path}: compilers.{reason}.entry"
             _try(problems, where, partial(resolve_entry, row.entry, project.root))
+
+
+def _check_goldens_and_replay(project: DomainConfig, problems: list[str]) -> None:
+    """Every goldens file loads; a replay set has its cases and a manifest that matches."""
+    from contextos_lab.proposals.replay.goldens import load_goldens
+
     for path in sorted(project.goldens_dir.glob("*.jsonl")) if project.goldens_dir.is_dir() else ():
         _try(problems, path, partial(load_goldens, path))
     if project.replay_dir.is_dir():
@@ -107,10 +139,3 @@ def check_project(project: DomainConfig) -> tuple[list[str], list[str]]:
                 problems.append(f"{project.replay_dir}: {name} is missing")
         if (project.replay_dir / "cases.jsonl").is_file():
             _try(problems, project.replay_dir, lambda: _replay_set(project.replay_dir))
-    unrouted = sorted(set(project.reason_classes) - set(project.compilers))
-    if unrouted:
-        notes.append(
-            f"reason classes with no row in {project.compilers_path} (propose refuses them): "
-            + ", ".join(unrouted)
-        )
-    return problems, notes

@@ -111,54 +111,11 @@ def _data(root: Path) -> list[dict[str, Any]]:
         outputs = {"decision": "approve", "status": "COMPLETED", "evidence_missing": []}
         rid = f"dr_{at:%Y_%m_%d}_r{n:03d}"
         trace = f"trace_request_{n:03d}"
-        decisions.append(
-            {
-                "record_id": rid,
-                "trace_id": trace,
-                "decision_key": KEY,
-                "intent": INTENT,
-                "status": "COMPLETED",
-                "decision": "approve",
-                "inputs": {"amount": 40 + 7 * n},
-                "evidence_refs": refs,
-                "evidence_refs_missing": [],
-                "outputs_hash": outputs_hash(outputs),
-                "decided_at": at.isoformat(),
-            }
-        )
-        cards.append(
-            {
-                "scorecard_id": f"sc_{rid}",
-                "subject_id": trace,
-                "decision_key": KEY,
-                "policy": 0.0 if bad else 1.0,
-                "safety": 1.0,
-                "utility": 0.4 if bad else 0.9,
-                "latency": 900.0 + n,
-                "economics": 2.0,
-                "n_cases": 1,
-                "computed_at": at.isoformat(),
-            }
-        )
+        decisions.append(_decision(n, at, rid, trace, refs, outputs_hash(outputs)))
+        cards.append(_scorecard(n, at, rid, trace, bad))
         expected = {"decision": "approve", "terminal_state": "COMPLETED", "properties": {}}
         if bad:
-            fb_id = f"fb_{at:%Y_%m_%d}_f{n:03d}"  # feedback ids: fb_YYYY_MM_DD_<suffix>
-            feedback.append(
-                {
-                    "id": fb_id,
-                    "trace_id": trace,
-                    "decision_record_id": rid,
-                    "decision_key": KEY,
-                    "override_kind": "deny",
-                    "override_reason_class": REASON,
-                    "override_reason_text": f"approved without the manager on {trace}",
-                    "evidence_refs_seen": refs,
-                    "evidence_refs_missing": [NEEDS],
-                    "expected_outcome": {"terminal_state": "DENIED"},
-                    "signed_by": PEOPLE[0],
-                    "signed_at": (at + timedelta(hours=2)).isoformat(),
-                }
-            )
+            feedback.append(_feedback(n, at, rid, trace, refs))
             expected = {
                 "decision": "deny",
                 "terminal_state": "DENIED",
@@ -181,6 +138,57 @@ def _data(root: Path) -> list[dict[str, Any]]:
     _jsonl(root / "data" / "scorecards.jsonl", cards)
     _json(root / "data" / "authorised_overriders.json", PEOPLE)
     return cases
+
+
+def _decision(
+    n: int, at: datetime, rid: str, trace: str, refs: list[str], digest: str
+) -> dict[str, Any]:
+    return {
+        "record_id": rid,
+        "trace_id": trace,
+        "decision_key": KEY,
+        "intent": INTENT,
+        "status": "COMPLETED",
+        "decision": "approve",
+        "inputs": {"amount": 40 + 7 * n},
+        "evidence_refs": refs,
+        "evidence_refs_missing": [],
+        "outputs_hash": digest,
+        "decided_at": at.isoformat(),
+    }
+
+
+def _scorecard(n: int, at: datetime, rid: str, trace: str, bad: bool) -> dict[str, Any]:
+    return {
+        "scorecard_id": f"sc_{rid}",
+        "subject_id": trace,
+        "decision_key": KEY,
+        "policy": 0.0 if bad else 1.0,
+        "safety": 1.0,
+        "utility": 0.4 if bad else 0.9,
+        "latency": 900.0 + n,
+        "economics": 2.0,
+        "n_cases": 1,
+        "computed_at": at.isoformat(),
+    }
+
+
+def _feedback(n: int, at: datetime, rid: str, trace: str, refs: list[str]) -> dict[str, Any]:
+    """An operator's override of a decision that lacked the manager's evidence."""
+    return {
+        "id": f"fb_{at:%Y_%m_%d}_f{n:03d}",  # feedback ids: fb_YYYY_MM_DD_<suffix>
+        "trace_id": trace,
+        "decision_record_id": rid,
+        "decision_key": KEY,
+        "override_kind": "deny",
+        "override_reason_class": REASON,
+        "override_reason_text": f"approved without the manager on {trace}",
+        "evidence_refs_seen": refs,
+        "evidence_refs_missing": [NEEDS],
+        "expected_outcome": {"terminal_state": "DENIED"},
+        "signed_by": PEOPLE[0],
+        "signed_at": (at + timedelta(hours=2)).isoformat(),
+    }
 
 
 def _replay_and_goldens(root: Path, cases: list[dict[str, Any]]) -> None:

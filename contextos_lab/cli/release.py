@@ -14,12 +14,19 @@ import argparse
 import functools
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from contextos_lab.cli.common import add_store_options, need, next_step, store_of
 from contextos_lab.cli.conventions import add_command, iso_datetime
 from contextos_lab.errors import UserError
 from contextos_lab.proposals.monitor.window_days import WINDOW_DAYS
 from contextos_lab.schemas.vocabulary import ReviewOutcome, ReviewRole
+
+if TYPE_CHECKING:
+    from contextos_lab.proposals.policy.registry import BundleRegistry
+    from contextos_lab.schemas.review import ReviewVerdict
+    from contextos_lab.schemas.strategy import StrategyRule
+    from contextos_lab.store.experience_store import ExperienceStore
 
 # The release machinery (pandas, the store) loads when a command runs, not for `--help`.
 
@@ -50,16 +57,9 @@ def _review(args: argparse.Namespace) -> int:
 def _release(args: argparse.Namespace) -> int:
     from contextos_lab.proposals.monitor.windows import open_window
     from contextos_lab.proposals.policy.registry import BundleRegistry
-    from contextos_lab.proposals.release.checklist import latest_verdict
-    from contextos_lab.proposals.release.layer_registry import LayerRegistry
-    from contextos_lab.proposals.release.layer_release import release_layer_rule
-    from contextos_lab.proposals.release.release import (
-        ReleaseRefused,
-        lineage_feedback_ids,
-        release_proposal,
-    )
+    from contextos_lab.proposals.release.release import ReleaseRefused
     from contextos_lab.proposals.release.reviews import stored_reviews
-    from contextos_lab.schemas.strategy import ReplayVerdict, StrategyProposal, StrategyRule
+    from contextos_lab.schemas.strategy import StrategyRule
 
     store = store_of(args)
     bundles = BundleRegistry(args.bundles)
@@ -67,40 +67,9 @@ def _release(args: argparse.Namespace) -> int:
     rule = store.get(StrategyRule, args.subject_id)
     try:
         if rule is not None:
-            insight_id = str(rule.trigger.get("from_insight", ""))
-            feedback = lineage_feedback_ids(store, insight_id) if insight_id else ()
-            done, live, _ = release_layer_rule(
-                rule,
-                args.approver,
-                reviews,
-                verdict=need(store, ReplayVerdict, args.verdict)
-                if args.verdict
-                else latest_verdict(store, rule.rule_id),
-                feedback_ids=feedback,
-                store=store,
-                layers=LayerRegistry.beside(bundles.root),
-                at=args.at,
-                supersedes=args.supersedes,
-            )
-            live_ref = live.ref
+            done, live_ref = _release_rule(args, store, bundles, rule, reviews)
         else:
-            proposal = need(store, StrategyProposal, args.subject_id)
-            verdict = (
-                need(store, ReplayVerdict, args.verdict)
-                if args.verdict
-                else latest_verdict(store, proposal.proposal_id)
-            )
-            released = release_proposal(
-                proposal,
-                verdict,
-                args.approver,
-                reviews,
-                store=store,
-                bundles=bundles,
-                at=args.at,
-                supersedes=args.supersedes,
-            )
-            done, live_ref = released.rule, released.bundle.ref
+            done, live_ref = _release_proposal(args, store, bundles, reviews)
     except ReleaseRefused as exc:
         raise UserError(str(exc)) from None
     window = open_window(store, done, days=args.window_days)
@@ -118,6 +87,68 @@ def _release(args: argparse.Namespace) -> int:
         f"contextos-lab rollback {done.rule_id} --reason TEXT --actor NAME"
     )
     return 0
+
+
+def _release_rule(
+    args: argparse.Namespace,
+    store: ExperienceStore,
+    bundles: BundleRegistry,
+    rule: StrategyRule,
+    reviews: dict[str, ReviewVerdict],
+) -> tuple[StrategyRule, str]:
+    """A proposed adjustment-layer rule: (the released rule, the live layer's ref)."""
+    from contextos_lab.proposals.release.checklist import latest_verdict
+    from contextos_lab.proposals.release.layer_registry import LayerRegistry
+    from contextos_lab.proposals.release.layer_release import release_layer_rule
+    from contextos_lab.proposals.release.release import lineage_feedback_ids
+    from contextos_lab.schemas.strategy import ReplayVerdict
+
+    insight_id = str(rule.trigger.get("from_insight", ""))
+    feedback = lineage_feedback_ids(store, insight_id) if insight_id else ()
+    done, live, _ = release_layer_rule(
+        rule,
+        args.approver,
+        reviews,
+        verdict=need(store, ReplayVerdict, args.verdict)
+        if args.verdict
+        else latest_verdict(store, rule.rule_id),
+        feedback_ids=feedback,
+        store=store,
+        layers=LayerRegistry.beside(bundles.root),
+        at=args.at,
+        supersedes=args.supersedes,
+    )
+    return done, live.ref
+
+
+def _release_proposal(
+    args: argparse.Namespace,
+    store: ExperienceStore,
+    bundles: BundleRegistry,
+    reviews: dict[str, ReviewVerdict],
+) -> tuple[StrategyRule, str]:
+    """A StrategyProposal: (the released rule, the live bundle's ref)."""
+    from contextos_lab.proposals.release.checklist import latest_verdict
+    from contextos_lab.proposals.release.release import release_proposal
+    from contextos_lab.schemas.strategy import ReplayVerdict, StrategyProposal
+
+    proposal = need(store, StrategyProposal, args.subject_id)
+    verdict = (
+        need(store, ReplayVerdict, args.verdict)
+        if args.verdict
+        else latest_verdict(store, proposal.proposal_id)
+    )
+    released = release_proposal(
+        proposal,
+        verdict,
+        args.approver,
+        reviews,
+        store=store,
+        bundles=bundles,
+        at=args.at,
+        supersedes=args.supersedes,
+    )
+    return released.rule, released.bundle.ref
 
 
 def _rollback(args: argparse.Namespace) -> int:

@@ -94,42 +94,14 @@ def confirm(
     False), for a candidate of the target's intent whose pattern still recurs on held-out (rate
     above baseline, at least one hit): tuning did not close that gap, so it is a knowledge gap.
     """
-    tests = []
-    for c in candidates:
-        if c.pattern_spec.get("rule") not in RULES:
-            # e.g. a feedback cluster: no rule recounts it on runs, so it cannot be confirmed.
-            tests.append({"p_value": 1.0, "untestable": c.pattern_spec.get("rule")})
-            continue
-        tests.append(rate_test(measure(c.pattern_spec, _own_source(heldout, c)).counts))
+    tests = [_heldout_test(c, heldout) for c in candidates]
     # only a *missing* p-value counts as 1.0: a p of exactly 0.0 (z-test underflow) is real
     adjusted = holm_adjust(
         [1.0 if t.get("p_value") is None else float(t["p_value"]) for t in tests]
     )
     out = []
     for c, test, p_adj in zip(candidates, tests, adjusted, strict=True):
-        rate, base = test.get("rate"), test.get("baseline_rate")
-        above = rate is not None and base is not None and rate > base
-        recurs = above and int(test.get("hits_in") or 0) > 0
-        if above and p_adj < alpha:
-            basis: Basis = "confirmed_on_heldout"
-            reason = (
-                f"held-out rate {rate:.3g} > baseline {base:.3g} "
-                f"(Holm-adjusted p={p_adj:.3g} < {alpha})"
-            )
-        elif not tuning_closed_gap and recurs and _within(c.task.scope.domain, target_intent):
-            basis = "no_tuning_candidate_closes_gap"
-            reason = (
-                f"no tuning candidate was promoted for {target_intent} and the pattern recurs "
-                f"on held-out (rate {rate:.3g} vs {base:.3g}, adjusted p={p_adj:.3g})"
-            )
-        else:
-            basis = "unconfirmed"
-            if test.get("untestable"):
-                reason = f"rule {test['untestable']!r} cannot be recounted on the held-out runs"
-            elif not test.get("n_in"):
-                reason = "pattern not found on the held-out split"
-            else:
-                reason = f"held-out rate {rate:.3g} vs baseline {base}: adjusted p={p_adj:.3g}"
+        basis, reason = _decide(c, test, p_adj, alpha, tuning_closed_gap, target_intent)
         out.append(
             ResearchConfirmation(
                 research_task_id=c.task.research_task_id,
@@ -146,6 +118,44 @@ def confirm(
             )
         )
     return out
+
+
+def _heldout_test(c: ResearchCandidate, heldout: pd.DataFrame) -> dict[str, Any]:
+    """The candidate's rate test on its own source's held-out runs."""
+    if c.pattern_spec.get("rule") not in RULES:
+        # e.g. a feedback cluster: no rule recounts it on runs, so it cannot be confirmed.
+        return {"p_value": 1.0, "untestable": c.pattern_spec.get("rule")}
+    return rate_test(measure(c.pattern_spec, _own_source(heldout, c)).counts)
+
+
+def _decide(
+    c: ResearchCandidate,
+    test: dict[str, Any],
+    p_adj: float,
+    alpha: float,
+    tuning_closed_gap: bool,
+    target_intent: str | None,
+) -> tuple[Basis, str]:
+    """The candidate's basis (`confirm` says when each holds) and the reason, in words."""
+    rate, base = test.get("rate"), test.get("baseline_rate")
+    above = rate is not None and base is not None and rate > base
+    recurs = above and int(test.get("hits_in") or 0) > 0
+    if above and p_adj < alpha:
+        return "confirmed_on_heldout", (
+            f"held-out rate {rate:.3g} > baseline {base:.3g} "
+            f"(Holm-adjusted p={p_adj:.3g} < {alpha})"
+        )
+    if not tuning_closed_gap and recurs and _within(c.task.scope.domain, target_intent):
+        return "no_tuning_candidate_closes_gap", (
+            f"no tuning candidate was promoted for {target_intent} and the pattern recurs "
+            f"on held-out (rate {rate:.3g} vs {base:.3g}, adjusted p={p_adj:.3g})"
+        )
+    if test.get("untestable"):
+        rule = test["untestable"]
+        return "unconfirmed", f"rule {rule!r} cannot be recounted on the held-out runs"
+    if not test.get("n_in"):
+        return "unconfirmed", "pattern not found on the held-out split"
+    return "unconfirmed", f"held-out rate {rate:.3g} vs baseline {base}: adjusted p={p_adj:.3g}"
 
 
 def _within(domain: str, intent: str | None) -> bool:

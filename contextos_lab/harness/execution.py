@@ -30,9 +30,10 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from contextos_lab.errors import EXIT_PROTOCOL, ContextosError
 from contextos_lab.harness.base import BaseHarness, as_base_harness
 from contextos_lab.harness.pool import run_pool
-from contextos_lab.harness.protocol import RESULT_COLUMNS, Harness, RunResult
+from contextos_lab.harness.protocol import RESULT_COLUMNS, Fault, Harness, RunResult
 from contextos_lab.harness.result_cache import HarnessKey, ResultCache, config_hash, result_key
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 
@@ -95,7 +96,9 @@ def case_seed(root: int, cfg_hash: str, case_hash: str, repeat: int) -> int:
     return int(sha256_hex(canonical_json([root, cfg_hash, case_hash, repeat]))[:8], 16)
 
 
-def _error_row(case_id: str, reason: str, seed: int, timeout: float | None) -> dict[str, Any]:
+def _error_row(
+    case_id: str, reason: str, seed: int, timeout: float | None, fault: Fault | None = None
+) -> dict[str, Any]:
     """An errored run: no latency and no cost (missing, never 0), its wall time spent."""
     return RunResult(
         case_id=case_id,
@@ -105,6 +108,7 @@ def _error_row(case_id: str, reason: str, seed: int, timeout: float | None) -> d
         latency_ms=None,
         wall_ms=(timeout or 0) * 1000,
         error=reason,
+        fault=fault,
     ).model_dump() | {"seed": seed}
 
 
@@ -120,6 +124,12 @@ def _cacheable(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:500]
+
+
+def _fault(exc: BaseException) -> Fault | None:
+    """A harness call that raised a protocol error (exit 9) faulted every run it held."""
+    protocol = isinstance(exc, ContextosError) and exc.code == EXIT_PROTOCOL
+    return Fault.protocol if protocol else None
 
 
 def execute(
@@ -210,7 +220,8 @@ def _run_missing(
     for chunk, outcome in zip(chunks, outcomes, strict=True):
         if isinstance(outcome, BaseException):
             for p in chunk:
-                out[p] = _error_row(ids[p[0]], _reason(outcome), seeds[p], timeout)
+                reason, fault = _reason(outcome), _fault(outcome)
+                out[p] = _error_row(ids[p[0]], reason, seeds[p], timeout, fault)
             continue
         for p, row in zip(chunk, outcome, strict=True):
             out[p] = {**row, "case_id": ids[p[0]]}

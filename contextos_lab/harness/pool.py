@@ -38,62 +38,78 @@ def run_pool(
     """
     n = len(tasks)
     limit = max(1, int(max_concurrency))
-    out: list[Any] = [None] * n
     if n == 0:
-        return out
+        return []
     if limit == 1 and (timeouts is None or all(t is None for t in timeouts)):
-        for i, task in enumerate(tasks):  # no thread at all on the sequential path
-            try:
-                out[i] = task()
-            except Exception as exc:
-                out[i] = exc
-        return out
-    cond = threading.Condition()
-    todo = deque(range(n))
-    running: dict[int, float] = {}  # index -> deadline (inf when unbounded)
-    abandoned: set[int] = set()
-    settled = 0  # answered or abandoned
-
-    def worker() -> None:
-        nonlocal settled
-        while True:
-            with cond:
-                if not todo:
-                    return
-                i = todo.popleft()
-                limit_s = timeouts[i] if timeouts is not None else None
-                running[i] = time.monotonic() + limit_s if limit_s else float("inf")
-                cond.notify()  # the waiting caller learns of the new deadline
-            try:
-                value: Any = tasks[i]()
-            except Exception as exc:
-                value = exc
-            with cond:
-                if i in abandoned:  # a fresh thread took this one's place
-                    return
-                out[i] = value
-                running.pop(i, None)
-                settled += 1
-                cond.notify()
-
-    def start() -> None:
-        threading.Thread(target=worker, daemon=True).start()
-
+        return [_outcome(task) for task in tasks]  # no thread at all on the sequential path
+    pool = _Pool(tasks, timeouts)
     for _ in range(min(limit, n)):
-        start()
-    with cond:
-        while settled < n:
-            deadline = min(running.values(), default=float("inf"))
-            wait = deadline - time.monotonic()
-            if wait > 0 or deadline == float("inf"):
-                cond.wait(None if deadline == float("inf") else wait)
-            now = time.monotonic()
-            for i, due in list(running.items()):
-                if due <= now:
-                    abandoned.add(i)
-                    running.pop(i)
-                    settled += 1
-                    limit_s = timeouts[i] if timeouts is not None else None
-                    out[i] = TaskTimeout(f"no answer within {limit_s:g}s (abandoned)")
-                    start()
-    return out
+        pool.start()
+    return pool.wait_all()
+
+
+def _outcome(task: Callable[[], Any]) -> Any:
+    try:
+        return task()
+    except Exception as exc:
+        return exc
+
+
+class _Pool:
+    """One `run_pool` call's shared state, guarded by `cond`: the tasks not started, the
+    running ones' deadlines (inf when unbounded), the abandoned ones, and how many settled
+    (answered or abandoned)."""
+
+    def __init__(
+        self, tasks: Sequence[Callable[[], Any]], timeouts: Sequence[float | None] | None
+    ) -> None:
+        self.tasks, self.timeouts = tasks, timeouts
+        self.out: list[Any] = [None] * len(tasks)
+        self.cond = threading.Condition()
+        self.todo = deque(range(len(tasks)))
+        self.running: dict[int, float] = {}  # index -> deadline (inf when unbounded)
+        self.abandoned: set[int] = set()
+        self.settled = 0
+
+    def _limit(self, i: int) -> float | None:
+        return self.timeouts[i] if self.timeouts is not None else None
+
+    def start(self) -> None:
+        threading.Thread(target=self._worker, daemon=True).start()
+
+    def _worker(self) -> None:
+        while True:
+            with self.cond:
+                if not self.todo:
+                    return
+                i = self.todo.popleft()
+                limit_s = self._limit(i)
+                self.running[i] = time.monotonic() + limit_s if limit_s else float("inf")
+                self.cond.notify()  # the waiting caller learns of the new deadline
+            value = _outcome(self.tasks[i])
+            with self.cond:
+                if i in self.abandoned:  # a fresh thread took this one's place
+                    return
+                self.out[i] = value
+                self.running.pop(i, None)
+                self.settled += 1
+                self.cond.notify()
+
+    def wait_all(self) -> list[Any]:
+        """Wait for every task; abandon each at its deadline and start a fresh thread."""
+        with self.cond:
+            while self.settled < len(self.tasks):
+                deadline = min(self.running.values(), default=float("inf"))
+                wait = deadline - time.monotonic()
+                if wait > 0 or deadline == float("inf"):
+                    self.cond.wait(None if deadline == float("inf") else wait)
+                now = time.monotonic()
+                for i, due in list(self.running.items()):
+                    if due <= now:
+                        self.abandoned.add(i)
+                        self.running.pop(i)
+                        self.settled += 1
+                        limit_s = self._limit(i)
+                        self.out[i] = TaskTimeout(f"no answer within {limit_s:g}s (abandoned)")
+                        self.start()
+        return self.out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 import pandas as pd
@@ -17,6 +18,21 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.surface import TunableSurface
+
+
+class Fault(StrEnum):
+    """What kind of failure an errored run was, when the kit knows it as a fact rather than
+    from the reason's words. Decisions (a protocol fault is never retried and exits 9 at the
+    baseline) branch on this, never on `error`'s text."""
+
+    #: The program broke the line protocol (a bad line, a missing answer after exit 0).
+    protocol = "protocol"
+
+
+def fault_of(value: object) -> Fault | None:
+    """A `fault` cell of a results frame, typed. A frame from before the field existed, or
+    from a harness that does not fill it, says "missing" (absent, None, NaN): no fault."""
+    return Fault(value) if isinstance(value, str) and value else None
 
 
 class RunResult(BaseModel):
@@ -38,6 +54,11 @@ class RunResult(BaseModel):
     wall_ms: float = Field(ge=0, description="measured wall time")
     trace: tuple[dict[str, Any], ...] = ()
     error: str | None = None
+    fault: Fault | None = Field(
+        default=None,
+        description="set by the kit where it detects a fault (a program's own `fault` field "
+        "is kept under `attributes`); None for a run that answered or errored on its own",
+    )
     cost_usd: float | None = Field(
         default=None, ge=0, description="what the call cost, when the harness knows it"
     )
@@ -49,6 +70,11 @@ class RunResult(BaseModel):
     @classmethod
     def _missing_number(cls, v: Any) -> Any:
         """A frame row says "missing" with NaN (pandas); the model says it with None."""
+        return None if isinstance(v, float) and math.isnan(v) else v
+
+    @field_validator("fault", mode="before")
+    @classmethod
+    def _missing_fault(cls, v: Any) -> Any:
         return None if isinstance(v, float) and math.isnan(v) else v
 
     @field_validator("attributes", mode="before")

@@ -194,31 +194,9 @@ def _execute(
     err: HeadTail,
 ) -> _Outcome:
     outcome = _Outcome()
-    if not command:
-        outcome.error = "empty argv"
+    proc = _start(command, cwd, env, stdin, outcome)
+    if proc is None:
         return outcome
-    try:
-        proc = subprocess.Popen(
-            command,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            bufsize=0,
-            start_new_session=True,
-        )
-    except FileNotFoundError as exc:
-        missing = exc.filename if exc.filename is not None else command[0]
-        outcome.error = f"command not found: {missing}"
-        return outcome
-    except PermissionError as exc:
-        outcome.error = f"permission denied: {exc.filename or command[0]}"
-        return outcome
-    except (OSError, ValueError) as exc:
-        outcome.error = f"could not start: {type(exc).__name__}: {exc}"
-        return outcome
-
     consumer_errors: list[BaseException] = []
 
     def on_out(line: bytes, dropped: int) -> None:
@@ -248,6 +226,52 @@ def _execute(
         _kill_group(proc)
         outcome.interrupted = exc
         outcome.error = f"runner interrupted: {type(exc).__name__}"
+    _drain(proc, threads, outcome)
+    if consumer_errors:
+        exc = consumer_errors[0]
+        note = f"stdout consumer failed: {type(exc).__name__}: {exc}"
+        outcome.error = f"{outcome.error}; {note}" if outcome.error else note
+    return outcome
+
+
+def _start(
+    command: tuple[str, ...],
+    cwd: str | Path | None,
+    env: Mapping[str, str] | None,
+    stdin: bytes | None,
+    outcome: _Outcome,
+) -> subprocess.Popen[bytes] | None:
+    """The process in its own session (so its group can be killed), or None with the reason
+    it did not start in `outcome.error`."""
+    if not command:
+        outcome.error = "empty argv"
+        return None
+    try:
+        return subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=0,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        missing = exc.filename if exc.filename is not None else command[0]
+        outcome.error = f"command not found: {missing}"
+    except PermissionError as exc:
+        outcome.error = f"permission denied: {exc.filename or command[0]}"
+    except (OSError, ValueError) as exc:
+        outcome.error = f"could not start: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _drain(
+    proc: subprocess.Popen[bytes], threads: list[threading.Thread], outcome: _Outcome
+) -> None:
+    """Let the reader threads (the first two) and the writer finish; kill what the program
+    left in its session if it still holds the output pipes, and say so in `outcome.error`."""
     deadline = time.monotonic() + DRAIN_TIMEOUT_S
     for t in threads:
         t.join(max(deadline - time.monotonic(), 0))
@@ -264,11 +288,6 @@ def _execute(
             else "leftover processes held the output pipes after exit and were killed"
         )
         outcome.error = f"{outcome.error}; {note}" if outcome.error else note
-    if consumer_errors:
-        exc = consumer_errors[0]
-        note = f"stdout consumer failed: {type(exc).__name__}: {exc}"
-        outcome.error = f"{outcome.error}; {note}" if outcome.error else note
-    return outcome
 
 
 def _reader(stream: IO[bytes], splitter: LineSplitter) -> threading.Thread:

@@ -57,7 +57,7 @@ from contextos_lab.harness.program.result_lines import (
     nan_to_none,
 )
 from contextos_lab.harness.program.stderr_reason import error_line
-from contextos_lab.harness.protocol import RESULT_COLUMNS, RunResult
+from contextos_lab.harness.protocol import RESULT_COLUMNS, Fault, RunResult
 from contextos_lab.harness.runner import (
     CommandRecord,
     OutputLimits,
@@ -96,7 +96,9 @@ class HarnessFailure(ContextosError, RuntimeError):
 
     def as_results(self, cases: pd.DataFrame) -> pd.DataFrame:
         """The failure as a results frame: every case errored with the reason."""
-        return _frame([error_result(str(c), self.reason) for c in cases["case_id"]], self.record)
+        fault = Fault.protocol if self.protocol else None
+        rows = [error_result(str(c), self.reason, fault) for c in cases["case_id"]]
+        return _frame(rows, self.record)
 
 
 def load_surfaces(source: str | Path | Sequence[Mapping[str, Any]]) -> list[TunableSurface]:
@@ -255,11 +257,30 @@ class SubprocessHarness(BaseHarness):
         Retries (`retries=N`, never for a protocol error) chain their records through
         `parent_command_id`. Raises HarnessFailure when the last attempt answered nothing.
         """
-        if "case_id" not in cases.columns:
-            raise ValueError("cases frame needs a case_id column")
-        case_ids = [str(c) for c in cases["case_id"]]
-        if len(set(case_ids)) != len(case_ids):
-            raise ValueError("cases frame has duplicate case_id values")
+        case_ids = _unique_ids(cases)
+        payload, timeout = self._request(cases, config, seeds, case_timeout_s)
+        note = note or f"{self.name}: expect {len(case_ids)} result lines, exit 0"
+        parent: str | None = None
+        for attempt in range(self.retries + 1):
+            lines, record, failure = self._attempt(payload, case_ids, timeout, note, parent)
+            if failure is None and lines.complete(case_ids):
+                share = record.duration_ms / max(len(case_ids), 1)
+                return _frame(lines.rows_for(case_ids, "", share), record), record
+            killed_at_deadline = record.timed_out and case_timeout_s is not None
+            if failure is not None and not killed_at_deadline and attempt < self.retries:
+                parent = record.command_id  # retryable: never a protocol fault
+                continue
+            return self._partial(case_ids, lines, record, failure, killed_at_deadline), record
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _request(
+        self,
+        cases: pd.DataFrame,
+        config: Mapping[str, Any],
+        seeds: Sequence[int] | None,
+        case_timeout_s: float | None,
+    ) -> tuple[str, float | None]:
+        """The batch's stdin document, serialised, and the process's deadline."""
         request: dict[str, Any] = {
             "protocol": PROTOCOL,
             "config": dict(config),
@@ -271,37 +292,35 @@ class SubprocessHarness(BaseHarness):
         if case_timeout_s is not None:
             request["max_concurrency"] = self.per_process_concurrency
             request["case_timeout_s"] = case_timeout_s
-            timeout = self.chunk_timeout_s(len(case_ids), case_timeout_s)
-        payload = json.dumps(request, default=_json_default, allow_nan=False)
-        note = note or f"{self.name}: expect {len(case_ids)} result lines, exit 0"
-        parent: str | None = None
-        for attempt in range(self.retries + 1):
-            lines, record, failure = self._attempt(payload, case_ids, timeout, note, parent)
-            if failure is None and lines.complete(case_ids):
-                share = record.duration_ms / max(len(case_ids), 1)
-                return _frame(lines.rows_for(case_ids, "", share), record), record
-            retryable = failure is not None and not (
-                record.timed_out and case_timeout_s is not None
+            timeout = self.chunk_timeout_s(len(cases), case_timeout_s)
+        return json.dumps(request, default=_json_default, allow_nan=False), timeout
+
+    def _partial(
+        self,
+        case_ids: Sequence[str],
+        lines: ResultLines,
+        record: CommandRecord,
+        failure: str | None,
+        killed_at_deadline: bool,
+    ) -> pd.DataFrame:
+        """The last attempt's answers, the unanswered cases as error rows. A process that
+        exited 0 but broke the protocol or left cases unanswered is a protocol fault, typed
+        on its rows (`Fault.protocol`). Raises HarnessFailure when nothing was answered."""
+        fault = Fault.protocol if failure is None else None
+        if failure is None:
+            missing = [c for c in case_ids if c not in lines.rows]
+            detail = lines.first_problem or (
+                f"no result for {len(missing)} of {len(case_ids)} cases (first: {missing[0]!r})"
             )
-            if retryable and attempt < self.retries:
-                parent = record.command_id
-                continue
-            protocol = failure is None  # exit 0, but lines broke the protocol or cases went missing
-            if failure is None:
-                missing = [c for c in case_ids if c not in lines.rows]
-                detail = lines.first_problem or (
-                    f"no result for {len(missing)} of {len(case_ids)} cases (first: {missing[0]!r})"
-                )
-                failure = missing_reason = f"{PROTOCOL_ERROR}: {detail}"
-            elif record.timed_out and case_timeout_s is not None:
-                missing_reason = f"no answer before the process deadline ({record.error})"
-            else:
-                missing_reason = failure
-            if not lines.rows and not (record.timed_out and case_timeout_s is not None):
-                raise HarnessFailure(failure, record, protocol=protocol)
-            share = record.duration_ms / max(len(case_ids), 1)
-            return _frame(lines.rows_for(case_ids, missing_reason, share), record), record
-        raise AssertionError("unreachable")  # pragma: no cover
+            failure = missing_reason = f"{PROTOCOL_ERROR}: {detail}"
+        elif killed_at_deadline:
+            missing_reason = f"no answer before the process deadline ({record.error})"
+        else:
+            missing_reason = failure
+        if not lines.rows and not killed_at_deadline:
+            raise HarnessFailure(failure, record, protocol=fault is Fault.protocol)
+        share = record.duration_ms / max(len(case_ids), 1)
+        return _frame(lines.rows_for(case_ids, missing_reason, share, fault), record)
 
     def _attempt(
         self,
@@ -391,6 +410,15 @@ def _process_failure(record: CommandRecord) -> str | None:
     if record.error is not None:
         return f"harness run error: {record.error}"
     return None
+
+
+def _unique_ids(cases: pd.DataFrame) -> list[str]:
+    if "case_id" not in cases.columns:
+        raise ValueError("cases frame needs a case_id column")
+    case_ids = [str(c) for c in cases["case_id"]]
+    if len(set(case_ids)) != len(case_ids):
+        raise ValueError("cases frame has duplicate case_id values")
+    return case_ids
 
 
 def _check_exit(record: CommandRecord) -> None:

@@ -171,18 +171,11 @@ def _columns(con: Any, files: list[str]) -> dict[str, str]:
     return types
 
 
-def _clusters(
-    con: Any,
-    files: list[str],
-    starts: np.ndarray,
-    since: datetime | None,
-    m: int,
-    drop: bool,
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """Counts, windows and representatives by SQL over views of the Parquet scan (nothing
-    per entry is materialised), and the kept entries' row positions in output order (cluster,
-    time, input order) for `parquet_ids.cluster_id_lists`."""
-    types = _columns(con, files)
+def _window_view(
+    con: Any, files: list[str], types: dict[str, str], since: datetime | None, drop: bool
+) -> str:
+    """The name of a view of the entries in the window: `raw` (the scan from `since`, with
+    each entry's position), or `win` when superseded entries are dropped."""
     opt = {
         c: c if c in types else f"NULL AS {c}"
         for c in ("supersedes", "evidence_refs_seen", "evidence_refs_missing", "expected_outcome")
@@ -198,7 +191,6 @@ def _clusters(
             FROM read_parquet({listed}, filename = true, file_row_number = true)
             {"WHERE " + where if where else ""}"""
     )
-    win = "raw"
     if drop and "supersedes" in types:  # the superseded ids: one small table, then anti-joined
         con.execute(
             "CREATE TEMP TABLE sup AS SELECT DISTINCT supersedes::VARCHAR AS id FROM raw "
@@ -206,7 +198,23 @@ def _clusters(
         )
         if con.execute("SELECT count(*) FROM sup").fetchone()[0]:
             con.execute("CREATE TEMP VIEW win AS SELECT * FROM raw ANTI JOIN sup USING (id)")
-            win = "win"
+            return "win"
+    return "raw"
+
+
+def _clusters(
+    con: Any,
+    files: list[str],
+    starts: np.ndarray,
+    since: datetime | None,
+    m: int,
+    drop: bool,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Counts, windows and representatives by SQL over views of the Parquet scan (nothing
+    per entry is materialised), and the kept entries' row positions in output order (cluster,
+    time, input order) for `parquet_ids.cluster_id_lists`."""
+    types = _columns(con, files)
+    win = _window_view(con, files, types, since, drop)
     con.execute(
         f"""CREATE TEMP TABLE cl AS SELECT *,
                 row_number() OVER (ORDER BY decision_key, override_reason_class) - 1 AS cid

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from contextos_lab.insights.attribution.by_source import attribute_by_source
@@ -299,8 +300,51 @@ def analyse(
     runs = runs_frame(records, observed, split)
     fb_split = split.assign(f.trace_id for f in observed).to_numpy()
     feedback = [f for f, s in zip(observed, fb_split, strict=True) if s == SEARCH]
-    traced = {r.trace_id for r in loaded.records}
-    unmatched = pd.DataFrame(
+    # One observation per failed run: a correction on a run that failed is a second source of
+    # that run (its class and text), not a second observation to cluster again.
+    failed_ids = set(runs.loc[runs["failed"], "record_id"])
+    free = [f for f in feedback if f.decision_record_id not in failed_ids]
+    clusters, candidates = _feedback_insights(free, records, since, m)
+    candidates += run_insight_candidates(
+        runs,
+        min_cluster_size=m,
+        split=split,
+        rules=[r for r in RULES if r not in ANSWER_KEY_RULES],
+    )
+    search_runs = runs[runs["split"] == SEARCH]
+    attributions, mechanisms, mechanism_candidates = attribute_by_source(
+        _attributed(loaded, search_runs, attributor), search_runs, m, split
+    )
+    candidates += mechanism_candidates
+    insights = hold(candidates)
+    return ClusterReport(
+        split=split,
+        runs=runs,
+        failures=failure_table(runs[runs["split"] == SEARCH], m),
+        clusters=clusters,
+        insights=insights,
+        routing=routing_frame(insights),
+        candidates=research_candidates(insights, max_external_calls=max_external_calls),
+        text=_text_clusters(runs, feedback, text_backend),
+        quarantined=loaded.quarantined_frame(),
+        feedback_without_record=_without_record(observed, fb_split, loaded.records),
+        heldout={
+            "runs": int((runs["split"] != SEARCH).sum()),
+            "feedback": int((fb_split != SEARCH).sum()),
+            "feedback_folded_into_failed_runs": len(feedback) - len(free),
+        },
+        attributions=attributions,
+        mechanisms=mechanisms,
+    )
+
+
+def _without_record(
+    observed: Sequence[FeedbackEntry], fb_split: np.ndarray, records: Sequence[DecisionRecord]
+) -> pd.DataFrame:
+    """Feedback whose trace has no decision record among the loaded sources (all of them,
+    whatever `since` kept)."""
+    traced = {r.trace_id for r in records}
+    return pd.DataFrame(
         [
             (f.id, f.trace_id, f.decision_record_id, s)
             for f, s in zip(observed, fb_split, strict=True)
@@ -308,12 +352,17 @@ def analyse(
         ],
         columns=list(_UNMATCHED_COLUMNS),
     )
-    # One observation per failed run: a correction on a run that failed is a second source of
-    # that run (its class and text), not a second observation to cluster again.
-    failed_ids = set(runs.loc[runs["failed"], "record_id"])
-    free = [f for f in feedback if f.decision_record_id not in failed_ids]
-    # Each source on its own (baselines, windows, FDR family): a source's figures never change
-    # because another source's files were loaded beside it.
+
+
+def _feedback_insights(
+    free: Sequence[FeedbackEntry],
+    records: Sequence[DecisionRecord],
+    since: datetime | None,
+    m: int,
+) -> tuple[EnvelopeList[InsightCluster], list[Candidate]]:
+    """Clusters of the search feedback and their insight candidates. Each source on its own
+    (baselines, windows, FDR family): a source's figures never change because another
+    source's files were loaded beside it."""
     family_of = {r.record_id: family_of_inputs(r.inputs) for r in records}
     by_family: dict[str, list[FeedbackEntry]] = {}
     for f in free:
@@ -328,48 +377,22 @@ def analyse(
             Candidate(i, members[str(i.support["cluster_id"])])
             for i in insights_from_clusters(found, part, since, family=family)
         ]
-    clusters = EnvelopeList(cluster_list, InsightCluster)
-    candidates += run_insight_candidates(
-        runs,
-        min_cluster_size=m,
-        split=split,
-        rules=[r for r in RULES if r not in ANSWER_KEY_RULES],
-    )
-    search_runs = runs[runs["split"] == SEARCH]
-    attributions, mechanisms, mechanism_candidates = attribute_by_source(
-        _attributed(loaded, search_runs, attributor), search_runs, m, split
-    )
-    candidates += mechanism_candidates
-    insights = hold(candidates)
+    return EnvelopeList(cluster_list, InsightCluster), candidates
+
+
+def _text_clusters(
+    runs: pd.DataFrame, feedback: Sequence[FeedbackEntry], backend: str | None
+) -> TextClustering | None:
+    """The search feedback's free texts clustered (at least 3), with their agreement with the
+    annotations when the traces carry any (read as the answer key, never as a feature)."""
     texts = [(f.id, f.override_reason_text) for f in feedback if f.override_reason_text]
-    text = (
-        cluster_texts([t for _, t in texts], [i for i, _ in texts], backend=text_backend)
-        if text_backend and len(texts) >= 3
-        else None
-    )
-    if text is not None:
-        labels = _annotation_labels(runs, feedback)
-        if labels:
-            text.agreement = agreement(text, labels, "mistake_agent")
-    return ClusterReport(
-        split=split,
-        runs=runs,
-        failures=failure_table(runs[runs["split"] == SEARCH], m),
-        clusters=clusters,
-        insights=insights,
-        routing=routing_frame(insights),
-        candidates=research_candidates(insights, max_external_calls=max_external_calls),
-        text=text,
-        quarantined=loaded.quarantined_frame(),
-        feedback_without_record=unmatched,
-        heldout={
-            "runs": int((runs["split"] != SEARCH).sum()),
-            "feedback": int((fb_split != SEARCH).sum()),
-            "feedback_folded_into_failed_runs": len(feedback) - len(free),
-        },
-        attributions=attributions,
-        mechanisms=mechanisms,
-    )
+    if not backend or len(texts) < 3:
+        return None
+    text = cluster_texts([t for _, t in texts], [i for i, _ in texts], backend=backend)
+    labels = _annotation_labels(runs, feedback)
+    if labels:
+        text.agreement = agreement(text, labels, "mistake_agent")
+    return text
 
 
 def _attributed(

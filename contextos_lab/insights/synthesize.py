@@ -287,6 +287,42 @@ def synthesize_insights(
     return clusters
 
 
+def _insight(
+    c: InsightCluster,
+    confidence: float,
+    support: dict[str, Any],
+    members: pd.DataFrame,
+    family: str | None,
+    considered: int,
+) -> Insight:
+    """The cluster as a failure-cluster Insight, with its support and the spec that recounts
+    it (`support["spec"]`)."""
+    key = {"decision_key": c.decision_key, "override_reason_class": c.override_reason_class}
+    return Insight(
+        insight_id=new_id("ins", at=c.latest, seed=f"insight:{c.insight_id}"),
+        kind=InsightKind.failure_cluster,
+        intent=c.decision_key,
+        pattern=f"{c.count} corrections of class {c.override_reason_class} on {c.decision_key}",
+        occurrences=c.count,
+        first_seen=c.earliest,
+        last_seen=c.latest,
+        evidence_refs=(*c.representative_evidence_refs, *c.feedback_ids[:20]),
+        confidence=confidence,
+        support={
+            **support,
+            "rule": RULE,
+            "source": "feedback",
+            "cluster_id": c.insight_id,
+            "compared_with": "corrections on other decision keys",
+            "family": family or DEFAULT_FAMILY,
+            "spec": {"rule": "feedback_cluster", "kind": "failure_cluster", "key": key},
+            "screened": {"scope": "feedback_cluster", "considered": considered},
+            "key": key,
+            "evidence_missing": _missing_kinds(members),
+        },
+    )
+
+
 def insights_from_clusters(
     clusters: Sequence[InsightCluster],
     feedback: pd.DataFrame | Sequence[FeedbackEntry],
@@ -324,32 +360,6 @@ def insights_from_clusters(
         )
         members = same_key[same_key["override_reason_class"] == c.override_reason_class]
         confidence, support = support_for(counts, members["signed_at"], start, end)
-        key = {"decision_key": c.decision_key, "override_reason_class": c.override_reason_class}
-        out.append(
-            Insight(
-                insight_id=new_id("ins", at=c.latest, seed=f"insight:{c.insight_id}"),
-                kind=InsightKind.failure_cluster,
-                intent=c.decision_key,
-                pattern=f"{c.count} corrections of class {c.override_reason_class} "
-                f"on {c.decision_key}",
-                occurrences=c.count,
-                first_seen=c.earliest,
-                last_seen=c.latest,
-                evidence_refs=(*c.representative_evidence_refs, *c.feedback_ids[:20]),
-                confidence=confidence,
-                support={
-                    **support,
-                    "rule": RULE,
-                    "source": "feedback",
-                    "cluster_id": c.insight_id,
-                    "compared_with": "corrections on other decision keys",
-                    "family": family or DEFAULT_FAMILY,
-                    "spec": {"rule": "feedback_cluster", "kind": "failure_cluster", "key": key},
-                    "screened": {"scope": "feedback_cluster", "considered": considered},
-                    "key": key,
-                    "evidence_missing": _missing_kinds(members),
-                },
-            )
-        )
+        out.append(_insight(c, confidence, support, members, family, considered))
     held = control_fdr([Candidate(i, frozenset(i.evidence_refs)) for i in out])
     return EnvelopeList([c.insight for c in held], Insight)

@@ -223,7 +223,6 @@ def cluster_texts(
     # The null comparison is run on a fixed sample of texts so its cost does not grow with n.
     pick = np.random.default_rng(random_state).permutation(len(texts))[:max_select]
     sample = dense[np.sort(pick)]
-    lo, hi = k_range
     with threadpool_limits(1):  # tiny fits: starting threads costs more than they save
         gaps = _gaps(
             sample,
@@ -234,31 +233,63 @@ def cluster_texts(
             n_null,
             random_state,
         )
-    chosen = _choose_k(gaps)
+    labels, k, score, decision = _themes(
+        _choose_k(gaps), space, len(texts), k_range, n_null, random_state
+    )
+    clusters = _describe(labels, k, X, dense, tfidf, texts, ids, n_terms, n_exemplars)
+    assign = pd.DataFrame({"id": ids, "text": texts, "cluster": labels.astype(int)})
+    return TextClustering(backend, k, score, clusters, assign, decision)
+
+
+def _themes(
+    chosen: tuple[int, float, float, float, float] | None,
+    space: Any,
+    n: int,
+    k_range: tuple[int, int],
+    n_null: int,
+    random_state: int,
+) -> tuple[np.ndarray, int, float | None, str]:
+    """(labels, k, silhouette, the decision in words) for the k the gap rule chose, or one
+    theme when none beats the random-word references."""
+    lo, hi = k_range
     if chosen is None:
-        labels, k, score = np.zeros(len(texts), dtype=int), 1, None
         decision = (
             f"no structure: no k in {lo}..{hi} has a silhouette clearly above the same "
             "clustering of random-word reference corpora; one theme"
         )
-    else:
-        k, _, sd, score, null_mean = chosen
-        labels = KMeans(n_clusters=k, n_init=10, random_state=random_state).fit_predict(space)
-        decision = (
-            f"{k} themes: silhouette {score:.3f} vs {null_mean:.3f} ± {sd:.3f} on {n_null} "
-            "random-word reference corpora; more themes do not gain beyond one sd"
-        )
+        return np.zeros(n, dtype=int), 1, None, decision
+    k, _, sd, score, null_mean = chosen
+    labels = KMeans(n_clusters=k, n_init=10, random_state=random_state).fit_predict(space)
+    decision = (
+        f"{k} themes: silhouette {score:.3f} vs {null_mean:.3f} ± {sd:.3f} on {n_null} "
+        "random-word reference corpora; more themes do not gain beyond one sd"
+    )
+    return labels, k, score, decision
+
+
+def _describe(
+    labels: np.ndarray,
+    k: int,
+    X: Any,
+    dense: np.ndarray,
+    tfidf: TfidfVectorizer,
+    texts: Sequence[str],
+    ids: Sequence[str],
+    n_terms: int,
+    n_exemplars: int,
+) -> pd.DataFrame:
+    """One row per theme, largest first: its size, top terms and distinct exemplars (the
+    texts nearest its centroid)."""
     terms = np.asarray(tfidf.get_feature_names_out())
     rows = []
-    dense_space = dense
     for c in range(k):
         members = np.flatnonzero(labels == c)
         if members.size == 0:
             continue
         weights = np.asarray(X[members].mean(axis=0)).ravel()
         top = terms[np.argsort(-weights, kind="stable")[:n_terms]]
-        centroid = dense_space[members].mean(axis=0)
-        sims = dense_space[members] @ centroid
+        centroid = dense[members].mean(axis=0)
+        sims = dense[members] @ centroid
         near = _distinct(members[np.argsort(-sims, kind="stable")], texts, n_exemplars)
         rows.append(
             {
@@ -270,5 +301,4 @@ def cluster_texts(
             }
         )
     clusters = pd.DataFrame(rows).sort_values(["size", "cluster"], ascending=[False, True])
-    assign = pd.DataFrame({"id": ids, "text": texts, "cluster": labels.astype(int)})
-    return TextClustering(backend, k, score, clusters.reset_index(drop=True), assign, decision)
+    return clusters.reset_index(drop=True)

@@ -34,6 +34,7 @@ from contextos_lab.loaders.otlp import (
 from contextos_lab.loaders.tau_bench_diagnosis import (
     STOP_TOKEN,
     TRANSFER_TOOL,
+    Action,
     FailureReason,
     _actions,
     _taken,
@@ -210,6 +211,50 @@ def _runner(path: Path, index: int, domain: str | None):
     return lambda raw, at: _run(path, index, raw, domain, at)
 
 
+def _reason(
+    traj: list[Any], taken: list[Action], expected: list[Action], reward_info: Mapping[str, Any]
+) -> FailureReason:
+    """Why a failed run with ground truth failed: the action diff, read with whether the user
+    stopped the conversation and whether the outputs check failed."""
+    stopped = any(
+        isinstance(m, Mapping) and m.get("role") == "user" and STOP_TOKEN in str(m.get("content"))
+        for m in traj
+    )
+    outputs = (reward_info.get("info") or {}) if isinstance(reward_info, Mapping) else {}
+    outputs_ok = not (isinstance(outputs, Mapping) and outputs.get("r_outputs") == 0.0)
+    return derive_reason(taken, expected, stopped=stopped, outputs_ok=outputs_ok)
+
+
+def _final_action(has_truth: bool, gt_writes: list[str], expected: list[Action]) -> str:
+    """What the task was to end with (it names the decision key)."""
+    if not has_truth:
+        return "no_ground_truth"
+    if gt_writes:
+        return gt_writes[-1]
+    if any(a.name == TRANSFER_TOOL for a in expected):
+        return TRANSFER_TOOL
+    return "read_only"
+
+
+def _diagnosis(
+    traj: list[Any],
+    taken: list[Action],
+    expected: list[Action],
+    reward_info: Mapping[str, Any],
+    reason: FailureReason,
+) -> dict[str, Any]:
+    diff = action_diff(taken, expected)
+    return {
+        "reason_class": reason.reason_class,
+        "reason_detail": reason.detail,
+        "reason_action": reason.action,
+        "reason_called": reason.called,
+        "action_diff": diff,
+        "ground_truth_verdict": ground_truth_verdict(reward_info),
+        "failing_step": failing_step(traj, reason, diff),
+    }
+
+
 def _run(
     path: Path, index: int, raw: Any, domain: str | None, at: datetime
 ) -> tuple[tuple[Trace, DecisionRecord, FailureReason | None] | None, tuple[str | None, str]]:
@@ -240,59 +285,22 @@ def _run(
     digest = hashlib.sha256(canonical_json(traj).encode("utf-8")).hexdigest()[:8]
     trace_id = f"tau:{dom}:{task_id}:{trial}:{digest}"
     passed = float(reward) >= 1.0
-    stopped = any(
-        isinstance(m, Mapping) and m.get("role") == "user" and STOP_TOKEN in str(m.get("content"))
-        for m in traj
-    )
-    outputs = (reward_info.get("info") or {}) if isinstance(reward_info, Mapping) else {}
-    outputs_ok = not (isinstance(outputs, Mapping) and outputs.get("r_outputs") == 0.0)
-    reason = (
-        None
-        if passed or gt_raw is None
-        else derive_reason(taken, expected, stopped=stopped, outputs_ok=outputs_ok)
-    )
+    reason = None if passed or gt_raw is None else _reason(traj, taken, expected, reward_info)
     gt_writes = [a.name for a in expected if is_write(a.name)]
     taken_writes = [a.name for a in taken if is_write(a.name) and not a.failed]
-    if gt_raw is None:
-        final = "no_ground_truth"
-    elif gt_writes:
-        final = gt_writes[-1]
-    elif any(a.name == TRANSFER_TOOL for a in expected):
-        final = TRANSFER_TOOL
-    else:
-        final = "read_only"
+    final = _final_action(gt_raw is not None, gt_writes, expected)
     transferred = any(a.name == TRANSFER_TOOL for a in taken)
-    status = (
-        TerminalStatus.completed
-        if passed
-        else TerminalStatus.escalated
-        if transferred
-        else TerminalStatus.failed
-    )
+    ended = TerminalStatus.escalated if transferred else TerminalStatus.failed
+    status = TerminalStatus.completed if passed else ended
     inputs: dict[str, Any] = {
-        "source": "tau-bench",
-        "file": path.name,
-        "task_id": task_id,
-        "trial": trial,
-        "reward": float(reward),
-        "failed": not passed,
-        "expected_writes": gt_writes,
+        "source": "tau-bench", "file": path.name, "task_id": task_id, "trial": trial,
+        "reward": float(reward), "failed": not passed, "expected_writes": gt_writes,
         "taken_writes": taken_writes,
-        "expected_decision": "transfer"
-        if TRANSFER_TOOL in {a.name for a in expected}
+        "expected_decision": "transfer" if any(a.name == TRANSFER_TOOL for a in expected)
         else "complete",
-    }
+    }  # fmt: skip
     if reason is not None:
-        diff = action_diff(taken, expected)
-        inputs.update(
-            reason_class=reason.reason_class,
-            reason_detail=reason.detail,
-            reason_action=reason.action,
-            reason_called=reason.called,
-            action_diff=diff,
-            ground_truth_verdict=ground_truth_verdict(reward_info),
-            failing_step=failing_step(traj, reason, diff),
-        )
+        inputs.update(_diagnosis(traj, taken, expected, reward_info, reason))
     record = DecisionRecord(
         record_id=new_id("dr", at=at, seed=trace_id),
         trace_id=trace_id,

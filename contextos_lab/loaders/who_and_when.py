@@ -217,6 +217,79 @@ def _failure_of(path: Path, line: int | None):
     return lambda raw, aside, at: _failure(path, line, raw, at, aside)
 
 
+def _spans(
+    trace_id: str, at: datetime, raw: Mapping[str, Any], turns: Sequence[Mapping[str, Any]]
+) -> list[Span]:
+    """The workflow's root span, then one agent span per turn, a second apart."""
+    root = Span(
+        trace_id, "root", "invoke_workflow", at, None, None,
+        {OPERATION: "invoke_agent", "question": str(raw.get("question") or "")},
+    )  # fmt: skip
+    return [
+        root,
+        *(
+            Span(
+                trace_id,
+                f"step{i}",
+                f"invoke_agent {_speaker(turn)}",
+                at + timedelta(seconds=i),
+                None,
+                "root",
+                {
+                    OPERATION: "invoke_agent",
+                    AGENT_NAME: _speaker(turn),
+                    "whoandwhen.step": i,
+                    CONTENT: str(turn.get("content") or "")[:CONTENT_CHARS],
+                },
+            )
+            for i, turn in enumerate(turns)
+        ),
+    ]
+
+
+def _annotation_flag(
+    step: int | None, agent: str | None, speaker: str | None, n_turns: int
+) -> str | None:
+    """Where the annotation contradicts the run: a step outside it, or spoken by another."""
+    if step is None or agent is None:
+        return None
+    if speaker is None:
+        return f"mistake_step {step} is outside the history ({n_turns} steps)"
+    if not _same_agent(speaker, agent):
+        return f"step {step} is spoken by {speaker}, not by mistake_agent {agent}"
+    return None
+
+
+def _annotator_correction(
+    record: DecisionRecord,
+    reason_class: str,
+    reason: str,
+    agent: str | None,
+    step: int | None,
+    phase: str | None,
+) -> FeedbackEntry:
+    """The annotation as the annotator's correction of the run (the answer key's source)."""
+    trace_id, at = record.trace_id, record.decided_at
+    seen = [f"agent:{agent}"] if agent is not None else []
+    seen += [f"step:{step}"] if step is not None else []
+    return FeedbackEntry(
+        id=new_id("fb", at=at, seed=trace_id),
+        trace_id=trace_id,
+        decision_record_id=record.record_id,
+        decision_key=record.decision_key,
+        override_kind=OverrideKind.modify,
+        override_reason_class=reason_class,
+        override_reason_text=reason,
+        evidence_refs_seen=(
+            *seen,
+            f"phase:{phase or ('outside_run' if step is not None else 'unknown')}",
+            f"trace:{trace_id}",
+        ),
+        signed_by=ANNOTATOR,
+        signed_at=at,
+    )
+
+
 def _failure(
     path: Path, line: int | None, raw: Any, at: datetime, aside: Mapping[str, str] | None = None
 ) -> tuple[AnnotatedFailure | None, tuple[str | None, str]]:
@@ -240,61 +313,28 @@ def _failure(
     qid = raw.get("question_ID") or raw.get("question_id") or digest
     trace_id = f"ww:{subset}:{qid}"
     turns = [t if isinstance(t, Mapping) else {} for t in history]
-    spans = [
-        Span(
-            trace_id,
-            "root",
-            "invoke_workflow",
-            at,
-            None,
-            None,
-            {OPERATION: "invoke_agent", "question": str(raw.get("question") or "")},
-        )
-    ]
-    for i, turn in enumerate(turns):
-        spans.append(
-            Span(
-                trace_id,
-                f"step{i}",
-                f"invoke_agent {_speaker(turn)}",
-                at + timedelta(seconds=i),
-                None,
-                "root",
-                {
-                    OPERATION: "invoke_agent",
-                    AGENT_NAME: _speaker(turn),
-                    "whoandwhen.step": i,
-                    CONTENT: str(turn.get("content") or "")[:CONTENT_CHARS],
-                },
-            )
-        )
     speaker = _speaker(turns[step]) if step is not None and 0 <= step < len(turns) else None
-    if step is None or agent is None:
-        flag = None
-    elif speaker is None:
-        flag = f"mistake_step {step} is outside the history ({len(turns)} steps)"
-    elif not _same_agent(speaker, agent):
-        flag = f"step {step} is spoken by {speaker}, not by mistake_agent {agent}"
-    else:
-        flag = None
+    flag = _annotation_flag(step, agent, speaker, len(turns))
     phase = phase_of(step, len(turns)) if step is not None else None
     failed = raw.get("is_correct") is not True
     level = raw.get("level")
     ground_truth = raw.get("ground_truth", raw.get("groundtruth"))
-    attrs = {
-        "file": path.name,
-        "subset": subset,
-        "question_id": qid,
-        "level": level,
-        "ground_truth": None if ground_truth is None else str(ground_truth),
-    }
-    trace = Trace(trace_id, "who-and-when", tuple(spans), attrs)
+    attrs = {"file": path.name, "subset": subset, "question_id": qid, "level": level,
+             "ground_truth": None if ground_truth is None else str(ground_truth)}  # fmt: skip
+    trace = Trace(trace_id, "who-and-when", tuple(_spans(trace_id, at, raw, turns)), attrs)
     decision_key = f"{subset}.level_{_slug(str(level))}" if level not in (None, "") else subset
-    extra = {k: raw[k] for k in EXTRA_ANNOTATIONS if k in raw}
     # The run's reason class is not taken from its annotation (annotated and unannotated runs
     # are analysed alike); the annotator's correction carries REASON_CLASS, the free
     # `mistake_type` stays an annotation column.
     reason_class = REASON_CLASS
+    inputs = {
+        "source": "who-and-when", "failed": failed, "annotated": annotated,
+        "reason_class": None, "mistake_agent": agent, "mistake_step": step,
+        "mistake_reason": reason.strip() if reason else None, "n_steps": len(turns),
+        "phase": phase, "speaker_at_step": speaker, "annotation_flag": flag,
+        "annotation_missing": missing, "failing_step": step, "level": level,
+        "annotation": {k: raw[k] for k in EXTRA_ANNOTATIONS if k in raw},
+    }  # fmt: skip
     record = DecisionRecord(
         record_id=new_id("dr", at=at, seed=trace_id),
         trace_id=trace_id,
@@ -302,44 +342,11 @@ def _failure(
         intent=subset,
         status=TerminalStatus.failed if failed else TerminalStatus.completed,
         decision="answer",
-        inputs={
-            "source": "who-and-when",
-            "failed": failed,
-            "annotated": annotated,
-            "reason_class": None,
-            "mistake_agent": agent,
-            "mistake_step": step,
-            "mistake_reason": reason.strip() if reason else None,
-            "n_steps": len(turns),
-            "phase": phase,
-            "speaker_at_step": speaker,
-            "annotation_flag": flag,
-            "annotation_missing": missing,
-            "failing_step": step,
-            "level": level,
-            "annotation": extra,
-        },
+        inputs=inputs,
         tool_calls=tuple(_speaker(t) for t in turns),
         decided_at=at,
     )
     if not annotated or reason is None:
         return AnnotatedFailure(trace, record, None), (None, "")
-    seen = [f"agent:{agent}"] if agent is not None else []
-    seen += [f"step:{step}"] if step is not None else []
-    feedback = FeedbackEntry(
-        id=new_id("fb", at=at, seed=trace_id),
-        trace_id=trace_id,
-        decision_record_id=record.record_id,
-        decision_key=decision_key,
-        override_kind=OverrideKind.modify,
-        override_reason_class=reason_class,
-        override_reason_text=reason.strip(),
-        evidence_refs_seen=(
-            *seen,
-            f"phase:{phase or ('outside_run' if step is not None else 'unknown')}",
-            f"trace:{trace_id}",
-        ),
-        signed_by=ANNOTATOR,
-        signed_at=at,
-    )
+    feedback = _annotator_correction(record, reason_class, reason.strip(), agent, step, phase)
     return AnnotatedFailure(trace, record, feedback), (None, "")

@@ -115,6 +115,40 @@ def family_table(run: GateRun, family: list[OperatingPoint]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _point_sections(run: GateRun, top: OperatingPoint, *, recommended: bool) -> list[str]:
+    """What the point changes, its effect on every metric, its guardrails and why."""
+    title = "recommended operating point" if recommended else "best-ranked candidate tested"
+    lines = [
+        f"### What changes — {title} `{top.candidate.candidate_id}` ({top.decision.verdict})",
+        "",
+        "| knob | from | to |",
+        "|---|---|---|",
+        *[
+            f"| {k} | {v.get('from')!r} | {v.get('to')!r} |"
+            for k, v in sorted(top.candidate.config_diff.items())
+        ],
+        "",
+        "### Effect on every metric (held-out, candidate − baseline)",
+        "",
+        "| metric | baseline | candidate | delta | 95% CI | test | p | Holm p |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    table = effects(run)
+    for _, r in table[table["candidate"] == top.candidate.candidate_id].iterrows():
+        star = " (target)" if r["is_target"] else ""
+        lines.append(
+            f"| {r['metric']}{star} | {r['baseline']:.4g} | {r['candidate_mean']:.4g} | "
+            f"{fmt_num(r['delta'])} | [{r['ci_low']:.4g}, {r['ci_high']:.4g}] | "
+            f"{r['test']} | {fmt_p(r['p_value'])} | {fmt_p(r['p_holm'])} |"
+        )
+    lines += ["", "### Guardrails", "", "| guardrail | status | measured on held-out |"]
+    lines.append("|---|---|---|")
+    for _, g in guardrail_status(run, top.decision).iterrows():
+        lines.append(f"| `{g['guardrail']}` | {g['status']} | {g['measured on held-out']} |")
+    lines += ["", "Why: " + " ".join(top.decision.reasons)]
+    return lines + [f"Not scored: {note}" for note in top.decision.notes]
+
+
 def summary_markdown(run: GateRun) -> str:
     """The top of the gate report."""
     family = promoted_family(run)
@@ -160,36 +194,5 @@ def summary_markdown(run: GateRun) -> str:
         for i, d in enumerate(run.decisions[:3], start=1)
     ]
     if shown:
-        top = shown[0]
-        title = "recommended operating point" if family else "best-ranked candidate tested"
-        lines += [
-            f"### What changes — {title} `{top.candidate.candidate_id}` "
-            f"({top.decision.verdict})",
-            "",
-            "| knob | from | to |",
-            "|---|---|---|",
-            *[
-                f"| {k} | {v.get('from')!r} | {v.get('to')!r} |"
-                for k, v in sorted(top.candidate.config_diff.items())
-            ],
-            "",
-            "### Effect on every metric (held-out, candidate − baseline)",
-            "",
-            "| metric | baseline | candidate | delta | 95% CI | test | p | Holm p |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        table = effects(run)
-        for _, r in table[table["candidate"] == top.candidate.candidate_id].iterrows():
-            star = " (target)" if r["is_target"] else ""
-            lines.append(
-                f"| {r['metric']}{star} | {r['baseline']:.4g} | {r['candidate_mean']:.4g} | "
-                f"{fmt_num(r['delta'])} | [{r['ci_low']:.4g}, {r['ci_high']:.4g}] | "
-                f"{r['test']} | {fmt_p(r['p_value'])} | {fmt_p(r['p_holm'])} |"
-            )
-        lines += ["", "### Guardrails", "", "| guardrail | status | measured on held-out |"]
-        lines.append("|---|---|---|")
-        for _, g in guardrail_status(run, top.decision).iterrows():
-            lines.append(f"| `{g['guardrail']}` | {g['status']} | {g['measured on held-out']} |")
-        lines += ["", "Why: " + " ".join(top.decision.reasons)]
-        lines += [f"Not scored: {note}" for note in top.decision.notes]
+        lines += _point_sections(run, shown[0], recommended=bool(family))
     return "\n".join(lines) + "\n"

@@ -66,6 +66,13 @@ class IllegalTransition(ContextosError, ValueError):
         )
 
 
+#: How a rollback's retirement starts its rationale. The stored transition has no other mark of
+#: a rollback (its schema predates the need, and a new field would change the hash of every
+#: stored rule), so the writer (`rule_lifecycle.rollback`) and the reader (`is_rollback`)
+#: share this one definition.
+ROLLBACK_RATIONALE = "rollback: "
+
+
 class Transition(BaseModel):
     """One recorded move: who, when, why; `approver_id` is set on approval and release."""
 
@@ -77,6 +84,11 @@ class Transition(BaseModel):
     at: AwareDatetime
     rationale: str | None = None
     approver_id: str | None = None
+
+    @property
+    def is_rollback(self) -> bool:
+        """A retirement the kill switch made (see ROLLBACK_RATIONALE)."""
+        return (self.rationale or "").startswith(ROLLBACK_RATIONALE)
 
 
 def check_transition(

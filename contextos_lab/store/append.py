@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import select
 
@@ -65,36 +65,8 @@ def append_once(
                     )
                 )
                 continue
-            up_sha = upstream_hash(conn, ups, pending)
-            body = prepared.canonical()
-            content_sha = sha256_hex(body)
-            written_at = datetime.now(UTC).isoformat()
             seq += 1
-            rh = row_hash(
-                seq,
-                prepared.store_kind,
-                prepared.artifact_id,
-                content_sha,
-                prev,
-                ups,
-                up_sha,
-                written_at,
-            )
-            conn.execute(
-                artifacts.insert().values(
-                    seq=seq,
-                    kind=prepared.store_kind,
-                    artifact_id=prepared.artifact_id,
-                    body=body,
-                    content_sha256=content_sha,
-                    prev_row_sha256=prev,
-                    row_sha256=rh,
-                    upstream_ids=json.dumps(list(ups)),
-                    upstream_sha256=up_sha,
-                    written_at=written_at,
-                    row_mac=row_mac(store.signing_key, rh),
-                )
-            )
+            rh = _write_row(store, conn, prepared, ups, pending, seq, prev)
             prev = rh
             pending[key] = prepared
             outcomes.append(
@@ -109,6 +81,48 @@ def append_once(
         if before_commit is not None:
             before_commit(refused)
     return outcomes
+
+
+def _write_row(
+    store: StoreHandle,
+    conn: Any,
+    prepared: Envelope,
+    ups: Sequence[str],
+    pending: Pending,
+    seq: int,
+    prev: str,
+) -> str:
+    """Insert the item as row `seq`, chained to the row hash `prev` and MACed; its row hash."""
+    up_sha = upstream_hash(conn, ups, pending)
+    body = prepared.canonical()
+    content_sha = sha256_hex(body)
+    written_at = datetime.now(UTC).isoformat()
+    rh = row_hash(
+        seq,
+        prepared.store_kind,
+        prepared.artifact_id,
+        content_sha,
+        prev,
+        ups,
+        up_sha,
+        written_at,
+    )
+    conn.execute(
+        artifacts.insert().values(
+            seq=seq,
+            kind=prepared.store_kind,
+            artifact_id=prepared.artifact_id,
+            body=body,
+            content_sha256=content_sha,
+            prev_row_sha256=prev,
+            row_sha256=rh,
+            upstream_ids=json.dumps(list(ups)),
+            upstream_sha256=up_sha,
+            written_at=written_at,
+            row_mac=row_mac(store.signing_key, rh),
+        )
+    )
+    return rh
 
 
 def anchor_committed(store: StoreHandle, outcomes: list[AppendOutcome]) -> None:

@@ -86,12 +86,31 @@ def create_tables(engine: Engine) -> None:
             metadata.create_all(engine)
             return
         except (OperationalError, IntegrityError, ProgrammingError) as exc:
-            text = str(exc).lower()
-            if attempt == 9 or not (
-                "already exists" in text or "locked" in text or "duplicate" in text
-            ):
+            if attempt == 9 or not lost_creation_race(exc):
                 raise
             time.sleep(0.05 * (attempt + 1))
+
+
+#: PostgreSQL SQLSTATEs of a lost `CREATE` race: duplicate_table, unique_violation (on the
+#: catalogue), duplicate_object.
+_RACE_SQLSTATES = frozenset({"42P07", "23505", "42710"})
+#: SQLite result codes of a database another process is writing.
+_BUSY = frozenset({"SQLITE_BUSY", "SQLITE_LOCKED"})
+
+
+def lost_creation_race(exc: Exception) -> bool:
+    """Whether `create_all` failed because another process created (or is creating) the same
+    tables: read from the driver's typed code (PostgreSQL's SQLSTATE, SQLite's result code).
+    SQLite reports "table ... already exists" only as its generic SQLITE_ERROR, so for that
+    one code its message is all there is to read."""
+    orig = getattr(exc, "orig", None)
+    sqlstate = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    if isinstance(sqlstate, str):
+        return sqlstate in _RACE_SQLSTATES
+    name = getattr(orig, "sqlite_errorname", None)
+    if name in _BUSY:
+        return True
+    return name == "SQLITE_ERROR" and "already exists" in str(orig)
 
 
 def make_engine(url: str, *, create: bool) -> Engine:

@@ -17,8 +17,14 @@ import pytest
 
 from contextos_lab.harness.base import BaseHarness, as_base_harness
 from contextos_lab.harness.execution import ExecutionPolicy, error_mask, execute, harness_key
-from contextos_lab.harness.program.result_lines import PROTOCOL_ERROR
-from contextos_lab.harness.protocol import RESULT_COLUMNS, Harness, RunResult, baseline_config
+from contextos_lab.harness.protocol import (
+    RESULT_COLUMNS,
+    Fault,
+    Harness,
+    RunResult,
+    baseline_config,
+    fault_of,
+)
 from contextos_lab.harness.subprocess_harness import SubprocessHarness
 from contextos_lab.schemas.surface import TunableSurface
 
@@ -95,6 +101,7 @@ class HarnessContract:
             result = RunResult.model_validate(_result_fields(row))
             assert result.tokens_out <= result.tokens, "tokens counts the generated ones too"
             assert result.latency_ms is not None, "a run that did not error has a latency"
+            assert result.fault is None, "an answered run has no fault"
 
     def test_the_same_seeds_give_the_same_answers_at_any_concurrency(
         self, harness: HarnessFactory, cases: pd.DataFrame, config: dict[str, Any]
@@ -134,7 +141,8 @@ class HarnessContract:
         row = results.iloc[0]
         assert isinstance(row["error"], str) and row["error"], "the failure names its reason"
         assert pd.isna(row["latency_ms"]), "an errored run has no latency"
-        assert PROTOCOL_ERROR not in row["error"], f"a protocol fault, not an error: {row['error']}"
+        fault = fault_of(row.get("fault"))
+        assert fault is None, f"a {fault} fault, not the harness's error: {row['error']}"
 
 
 class ProgramHarnessContract(HarnessContract):
@@ -161,7 +169,8 @@ class ProgramHarnessContract(HarnessContract):
             frame, record = h.run_batch_recorded(cases, config, seeds=ids, case_timeout_s=30)
         finally:
             h.close()
-        faults = [e for e in frame["error"].dropna() if PROTOCOL_ERROR in str(e)]
+        typed = [fault_of(f) is Fault.protocol for f in frame["fault"]]
+        faults = frame.loc[typed, "error"].tolist()
         assert not faults, f"protocol faults: {faults[:3]}"
         assert record.exit_code in (0, None) and not record.timed_out
 

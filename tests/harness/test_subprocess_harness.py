@@ -15,8 +15,10 @@ import pytest
 from contextos_lab.harness.protocol import (
     RESULT_COLUMNS,
     BatchHarness,
+    Fault,
     RunResult,
     baseline_config,
+    fault_of,
     run_cases,
 )
 from contextos_lab.harness.runner import read_records, retry_chain
@@ -159,6 +161,7 @@ def test_bad_harness_output_fails_with_a_reason(kind: str, tmp_path: Path, rec: 
     failed = failure.as_results(ONE_CASE)
     assert list(failed.columns) == list(RESULT_COLUMNS)
     assert (failed["error"] == failure.reason).all()
+    assert {fault_of(f) for f in failed["fault"]} == {Fault.protocol if failure.protocol else None}
     assert failed["latency_ms"].isna().all()  # an errored run has no latency
     assert failed.attrs["command_id"] == failure.record.command_id
 
@@ -206,6 +209,8 @@ def test_answered_cases_survive_a_bad_line(kind: str, tmp_path: Path, rec: Path)
     assert reason in by_id.loc["c2", "error"]
     protocol = kind != "crash_after_one"
     assert by_id.loc["c2", "error"].startswith("harness protocol error") == protocol
+    assert fault_of(by_id.loc["c2", "fault"]) == (Fault.protocol if protocol else None)  # typed
+    assert fault_of(by_id.loc["c1", "fault"]) is None
     assert pd.isna(by_id.loc["c2", "latency_ms"])
     assert frame.attrs["command_id"] == read_records(rec).records[-1].command_id
 

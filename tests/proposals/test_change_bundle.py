@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from contextos_lab.cli.app import main
 from contextos_lab.gate.run_gate import GATE_FILE
 from contextos_lab.proposals.files.change_bundle import write_bundle
 from contextos_lab.proposals.files.emit import emit
@@ -16,7 +17,7 @@ from contextos_lab.store import ExperienceStore
 from tests.proposals.test_emit import _frames, gate_run
 
 
-def test_bundle_lists_promoted_and_marks_underpowered(tmp_path: Path) -> None:
+def test_bundle_lists_promoted_and_marks_underpowered(tmp_path: Path, capsys) -> None:
     report = tmp_path / "reports" / "eval_2026_05_04_a01" / "03_heldout_gate.html"
     report.parent.mkdir(parents=True)
     report.write_text("<html>the gate report</html>")
@@ -46,3 +47,8 @@ def test_bundle_lists_promoted_and_marks_underpowered(tmp_path: Path) -> None:
     on_disk = json.loads((tmp_path / "cc" / "manifest.json").read_text())
     assert on_disk["counts"] == {"tuning_proposal": 1, "review_candidate": 1}
     assert (tmp_path / "cc" / promoted["file"]).is_file()
+    # the command names each review candidate (by the entry's kind) with the n it needs
+    cli = ["bundle", "--out", str(tmp_path / "cc2"), "--gate", str(out), "--store", store.url]
+    assert main(cli) == 0
+    shown = capsys.readouterr().out
+    assert f"review candidate {under['id']}: underpowered, needs n={needed}" in shown

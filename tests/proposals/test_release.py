@@ -142,6 +142,7 @@ def test_rollback_restores_pinned_baseline_exactly(example, store, bundles):
     assert live.content_hash() == baseline_hash and live.ref == rule.pinned_baseline
     assert closed.status == LifecycleStatus.retired
     assert closed.history[-1].rationale.startswith("rollback: p1")
+    assert closed.history[-1].is_rollback  # what the rollback-rate metric reads
     assert closed.effective_window.to is not None
     assert store.get(StrategyRule, rule.rule_id).status == LifecycleStatus.retired
     with pytest.raises(ValueError, match="retired"):

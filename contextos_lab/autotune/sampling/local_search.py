@@ -15,7 +15,7 @@ Everything else (start-up, independent sampling, constraints) is the base sample
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -94,6 +94,31 @@ def _outcome(trial: FrozenTrial) -> tuple[Any, ...]:
     return (trial.state.name, values, feasible)
 
 
+def _moves(
+    members: Sequence[FrozenTrial],
+    names: list[str],
+    grid: list[list[tuple[Any, Any, tuple[int, str]]]],
+    done: set[tuple[int, str]],
+    tried: set[tuple[Any, ...]],
+    weight: Callable[[tuple[int, str]], float],
+) -> list[tuple[float, dict[str, Any]]]:
+    """Every untried one-knob child of the group's members, weighted, skipping the moves in
+    `done` (those already tried from the group)."""
+    moves: list[tuple[float, dict[str, Any]]] = []
+    queued: set[tuple[Any, ...]] = set()
+    for parent in members:
+        own = _key(parent.params, names)  # a child's key differs at one place
+        for k, name in enumerate(names):
+            for value, place, move in grid[k]:
+                if move in done:
+                    continue
+                key = (*own[:k], place, *own[k + 1 :])
+                if value != parent.params[name] and key not in tried and key not in queued:
+                    queued.add(key)
+                    moves.append((weight(move), {**parent.params, name: value}))
+    return moves
+
+
 class FrontLocalSearchSampler(BaseSampler):
     """`base`, except that some trials are an untried one-knob neighbour of the front."""
 
@@ -161,8 +186,38 @@ class FrontLocalSearchSampler(BaseSampler):
                 groups.setdefault(tuple(round(v, 12) for v in t.values or ()), []).append(t)
         if not groups:
             return None
-        # knob values as per-knob integer codes of their string form (cached per trial):
-        # comparing codes is comparing those strings, without building them again
+        changed, seen, explored = self._history(finished, groups)
+
+        def weight(move: tuple[int, str]) -> float:
+            return (changed.get(move, 0) + 1.0) / (seen.get(move, 0) + 1.0)
+
+        # each knob's grid once: (value, its place in a config key, its move)
+        grid = [
+            [(v, _key({n: v}, [n])[0], (k, str(_key({n: v}, [n])[0])))
+             for v in grid_values(space[n]) or []]
+            for k, n in enumerate(names)
+        ]  # fmt: skip
+        vectors = list(groups)
+        order = self._group_order(study, groups, vectors)
+        for fresh_only in (True, False):
+            for i in order:
+                done = explored.get(vectors[i], set()) if fresh_only else set()
+                moves = _moves(groups[vectors[i]], names, grid, done, tried, weight)
+                if moves:
+                    best = max(w for w, _ in moves)
+                    top = [child for w, child in moves if w >= best - 1e-12]
+                    return top[int(self._rng.randint(len(top)))]
+        return None
+
+    def _history(
+        self, finished: Sequence[FrozenTrial], groups: dict[tuple[float, ...], list[FrozenTrial]]
+    ) -> tuple[
+        dict[tuple[int, str], int], dict[tuple[int, str], int], dict[Any, set[tuple[int, str]]]
+    ]:
+        """Per (knob, value) move from a front member to a tried config one knob away: how
+        often it changed the outcome, how often it was seen, and each group's moves tried.
+        Knob values are per-knob integer codes of their string form (cached per trial):
+        comparing codes is comparing those strings, without building them again."""
         rows = [(t.number, self._rows.rows[t.number]) for t in finished]
         rows = [(n, r) for n, r in rows if r.codes is not None]
         index = {n: i for i, (n, _) in enumerate(rows)}
@@ -171,7 +226,7 @@ class FrontLocalSearchSampler(BaseSampler):
         strs = self._rows.strs
         changed: dict[tuple[int, str], int] = {}
         seen: dict[tuple[int, str], int] = {}
-        explored: dict[tuple[float, ...], set[tuple[int, str]]] = {}
+        explored: dict[Any, set[tuple[int, str]]] = {}
         for vector, members in groups.items():
             for parent in members:
                 p = index[parent.number]
@@ -186,17 +241,16 @@ class FrontLocalSearchSampler(BaseSampler):
                     seen[move] = seen.get(move, 0) + 1
                     changed[move] = changed.get(move, 0) + bool(differs)
                     explored.setdefault(vector, set()).add(move)
+        return changed, seen, explored
 
-        def weight(move: tuple[int, str]) -> float:
-            return (changed.get(move, 0) + 1.0) / (seen.get(move, 0) + 1.0)
-
-        # each knob's grid once: (value, its place in a config key, its move)
-        grid = [
-            [(v, _key({n: v}, [n])[0], (k, str(_key({n: v}, [n])[0])))
-             for v in grid_values(space[n]) or []]
-            for k, n in enumerate(names)
-        ]  # fmt: skip
-        vectors = list(groups)
+    def _group_order(
+        self,
+        study: Study,
+        groups: dict[tuple[float, ...], list[FrozenTrial]],
+        vectors: list[tuple[float, ...]],
+    ) -> list[int]:
+        """Groups in the order they are tried: one drawn in proportion to its exclusive share
+        of the front's hypervolume first, then the rest by share (ties in random order)."""
         heads = [groups[v][0] for v in vectors]
         share = self._rows.shares(
             (tuple(d.name for d in study.directions), tuple(tuple(m.values) for m in heads)),
@@ -205,31 +259,7 @@ class FrontLocalSearchSampler(BaseSampler):
         order = sorted(self._rng.permutation(len(vectors)), key=lambda i: -share[i])
         draw = self._rng.random_sample() * share.sum()
         first = next((i for i in order if (draw := draw - share[i]) <= 0), order[0])
-        candidates = [first, *[j for j in order if j != first]]
-        for fresh_only in (True, False):
-            for i in candidates:
-                moves: list[tuple[float, dict[str, Any]]] = []
-                queued: set[tuple[Any, ...]] = set()
-                done = explored.get(vectors[i], set())
-                for parent in groups[vectors[i]]:
-                    own = _key(parent.params, names)  # a child's key differs at one place
-                    for k, name in enumerate(names):
-                        for value, place, move in grid[k]:
-                            if fresh_only and move in done:
-                                continue
-                            key = (*own[:k], place, *own[k + 1 :])
-                            if (
-                                value != parent.params[name]
-                                and key not in tried
-                                and key not in queued
-                            ):
-                                queued.add(key)
-                                moves.append((weight(move), {**parent.params, name: value}))
-                if moves:
-                    best = max(w for w, _ in moves)
-                    top = [child for w, child in moves if w >= best - 1e-12]
-                    return top[int(self._rng.randint(len(top)))]
-        return None
+        return [first, *[j for j in order if j != first]]
 
     def sample_independent(
         self,

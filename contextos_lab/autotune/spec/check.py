@@ -116,15 +116,7 @@ def check_spec(
     base = base_dir or Path.cwd()
 
     if harness is None and isinstance(raw.get("harness"), str):
-        from contextos_lab.harness.protocol import load_harness
-        from contextos_lab.harness.user_modules import add_spec_dir, with_spec_cwd
-
-        add_spec_dir(base)  # `harness: my_module:factory` beside the spec
-        try:
-            kwargs = dict(raw.get("harness_kwargs") or {})
-            harness = load_harness(raw["harness"], **with_spec_cwd(raw["harness"], kwargs, base))
-        except Exception as exc:  # any import/factory failure is a refusal reason
-            problems.append(f"harness: unreachable ({type(exc).__name__}: {exc})")
+        harness = _load_harness(raw, base, problems)
 
     surfaces: tuple[TunableSurface, ...] = ()
     wanted = _surface_specs_or_none(raw.get("tunable_surfaces"))
@@ -151,6 +143,21 @@ def check_spec(
         raise SpecError(_unique(problems) or ["harness: unreachable"])
     assert spec is not None
     return spec, harness, surfaces
+
+
+def _load_harness(raw: Mapping[str, Any], base: Path, problems: list[str]) -> Harness | None:
+    """The spec's `harness: module:factory` (beside the spec first), or None with the reason
+    in `problems`."""
+    from contextos_lab.harness.protocol import load_harness
+    from contextos_lab.harness.user_modules import add_spec_dir, with_spec_cwd
+
+    add_spec_dir(base)  # `harness: my_module:factory` beside the spec
+    try:
+        kwargs = dict(raw.get("harness_kwargs") or {})
+        return load_harness(raw["harness"], **with_spec_cwd(raw["harness"], kwargs, base))
+    except Exception as exc:  # any import/factory failure is a refusal reason
+        problems.append(f"harness: unreachable ({type(exc).__name__}: {exc})")
+        return None
 
 
 def _surface_specs_or_none(value: Any) -> list[SurfaceSpec] | None:

@@ -84,29 +84,7 @@ def refresh_heldout(
     used = {"search set": set(normalised_hashes(search.cases))}
     used["current held-out set"] = set(normalised_hashes(current.cases))
     used["a retired held-out set"] = ledger.retired_content_hashes(ledger_file)
-    # the gate's own rule against the sets at hand: copies apart from lists, near copies
-    copied = {
-        name.split("=")[-1]: where
-        for where, other in (("search set", search), ("current held-out set", current))
-        for name, _ in overlap_details(other, offered)
-    }
-    dropped = {k: 0 for k in used} | {"duplicate within the new cases": 0}
-    keep: list[int] = []
-    seen: set[str] = set()
-    rows = offered.cases.to_dict(orient="records")
-    for i, h in enumerate(normalised_hashes(offered.cases)):
-        where = next((k for k, hashes in used.items() if h in hashes), None)
-        if where is None and legacy_hash(rows[i]) in used["a retired held-out set"]:
-            where = "a retired held-out set"
-        if where is None:
-            where = copied.get(str(rows[i].get("case_id", i)))
-        if where is None and h in seen:
-            where = "duplicate within the new cases"
-        if where is not None:
-            dropped[where] += 1
-            continue
-        seen.add(h)
-        keep.append(i)
+    keep, dropped = _new_cases(offered, used, search, current)
     want = size or len(current)
     if len(keep) < want:
         raise ValueError(
@@ -133,6 +111,37 @@ def refresh_heldout(
         manifest_hash=fresh.manifest_hash,
         retired=current.manifest_hash,
     )
+
+
+def _new_cases(
+    offered: CaseSet, used: dict[str, set[str]], search: CaseSet, current: CaseSet
+) -> tuple[list[int], dict[str, int]]:
+    """Positions of the offered cases that are new, and how many were dropped as what: a
+    normalised hash already `used` (a retired set's legacy hash too), a copy by the gate's own
+    overlap rule (copies apart from lists, near copies), or a repeat among the offered."""
+    copied = {
+        name.split("=")[-1]: where
+        for where, other in (("search set", search), ("current held-out set", current))
+        for name, _ in overlap_details(other, offered)
+    }
+    dropped = {k: 0 for k in used} | {"duplicate within the new cases": 0}
+    keep: list[int] = []
+    seen: set[str] = set()
+    rows = offered.cases.to_dict(orient="records")
+    for i, h in enumerate(normalised_hashes(offered.cases)):
+        where = next((k for k, hashes in used.items() if h in hashes), None)
+        if where is None and legacy_hash(rows[i]) in used["a retired held-out set"]:
+            where = "a retired held-out set"
+        if where is None:
+            where = copied.get(str(rows[i].get("case_id", i)))
+        if where is None and h in seen:
+            where = "duplicate within the new cases"
+        if where is not None:
+            dropped[where] += 1
+            continue
+        seen.add(h)
+        keep.append(i)
+    return keep, dropped
 
 
 def _write(offered: CaseSet, chosen: list[int], source: Path, out: Path) -> Path:

@@ -23,6 +23,7 @@ Designs:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -114,6 +115,38 @@ def _expand(rng: np.random.Generator, right: int, wrong: int, n: int) -> np.ndar
     return rng.permutation(vec)
 
 
+#: The two gates compared: every gate at alpha, and the level the set's budget hands it.
+GATES = ("uncorrected", "budget")
+
+
+@dataclass(frozen=True)
+class _World:
+    """What every simulated lifetime shares (`simulate_reuse`'s arguments)."""
+
+    design: Design
+    sweeps: int
+    n_cases: int
+    candidates: int
+    flip: float
+    effect_rate: float
+    effect_range: tuple[float, float]
+    alpha: float
+    budget: ErrorBudget
+
+
+@dataclass
+class _Tally:
+    """Counts summed over lifetimes, per gate."""
+
+    false_any: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GATES, 0))
+    promoted_true: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GATES, 0))
+    fdp: dict[str, float] = field(default_factory=lambda: dict.fromkeys(GATES, 0.0))
+    n_true: int = 0
+    refused: int = 0
+    levels: list[float] = field(default_factory=list)
+    last_levels: list[float] = field(default_factory=list)
+
+
 def simulate_reuse(
     *,
     design: Design,
@@ -128,75 +161,106 @@ def simulate_reuse(
     budget: ErrorBudget | None = None,
     seed: int = 0,
 ) -> ReuseResult:
-    budget = budget or ErrorBudget(alpha=alpha)
+    world = _World(
+        design, sweeps, n_cases, candidates, flip, effect_rate, effect_range, alpha,
+        budget or ErrorBudget(alpha=alpha),
+    )  # fmt: skip
     rng = np.random.default_rng(seed)
-    false_any = {"uncorrected": 0, "budget": 0}
-    promoted_true = {"uncorrected": 0, "budget": 0}
-    n_true = 0
-    levels: list[float] = []
-    last_levels: list[float] = []
-    fdp = {"uncorrected": 0.0, "budget": 0.0}
-    refused = 0
+    tally = _Tally()
     for _ in range(lifetimes):
-        method = new_method(budget)
-        fp = {"uncorrected": False, "budget": False}
-        counts = {g: [0, 0] for g in fdp}  # [false, all] promotions
-        near_miss: tuple[float, np.ndarray] | None = None
-        right, wrong, truth_all = _counts(
-            rng, design, sweeps, candidates, n_cases, flip, effect_rate, effect_range
-        )
-        adjusted_all = holm_rows(mcnemar_exact_p(right, wrong))
-        for t in range(sweeps):
-            truth = truth_all[t]
-            if design == "adaptive" and near_miss is not None:
-                base = near_miss[1].copy()
-                redraw = rng.random(n_cases) < 0.25
-                base[redraw] = _draw(rng, int(redraw.sum()), flip, flip)
-                right[t, 0], wrong[t, 0] = int((base == 1).sum()), int((base == -1).sum())
-                first = base
-            elif design == "adaptive":
-                first = _expand(rng, right[t, 0], wrong[t, 0], n_cases)
-            adjusted = (
-                holm_rows(mcnemar_exact_p(right[t : t + 1], wrong[t : t + 1]))[0]
-                if design == "adaptive"
-                else adjusted_all[t]
-            )
-            eligible = right[t] > wrong[t]
-            best = float(adjusted[eligible].min()) if eligible.any() else 1.0
-            method.test_one(best)
-            level = float(method.last_test_level or 0.0)
-            if level < budget.min_level:  # spent: the kit refuses the gate
-                level = 0.0
-                refused += 1
-            levels.append(level)
-            for gate, a in (("uncorrected", alpha), ("budget", level)):
-                promoted = eligible & (adjusted < a)
-                fp[gate] |= bool((promoted & ~truth).any())
-                promoted_true[gate] += int((promoted & truth).sum())
-                counts[gate][0] += int((promoted & ~truth).sum())
-                counts[gate][1] += int(promoted.sum())
-            n_true += int(truth.sum())
-            if design == "adaptive":
-                p_open = np.where(eligible & (adjusted >= level), adjusted, np.inf)
-                i = int(np.argmin(p_open))
-                if np.isfinite(p_open[i]) and (near_miss is None or p_open[i] < near_miss[0]):
-                    vec = first if i == 0 else _expand(rng, right[t, i], wrong[t, i], n_cases)
-                    near_miss = (float(p_open[i]), vec)
-        last_levels.append(levels[-1])
-        for gate in fp:
-            false_any[gate] += fp[gate]
-            fdp[gate] += counts[gate][0] / counts[gate][1] if counts[gate][1] else 0.0
+        _lifetime(rng, world, tally)
+    n_true = tally.n_true
     return ReuseResult(
         design=design,
         lifetimes=lifetimes,
         sweeps=sweeps,
         n_cases=n_cases,
         candidates=candidates,
-        any_false_promotion={g: v / lifetimes for g, v in false_any.items()},
-        power={g: v / n_true for g, v in promoted_true.items()} if n_true else None,
+        any_false_promotion={g: v / lifetimes for g, v in tally.false_any.items()},
+        power={g: v / n_true for g, v in tally.promoted_true.items()} if n_true else None,
         true_effects=n_true,
-        false_discovery_proportion={g: v / lifetimes for g, v in fdp.items()},
-        refused_share=refused / (lifetimes * sweeps),
-        mean_alpha_t=float(np.mean(levels)),
-        last_alpha_t=float(np.mean(last_levels)),
+        false_discovery_proportion={g: v / lifetimes for g, v in tally.fdp.items()},
+        refused_share=tally.refused / (lifetimes * sweeps),
+        mean_alpha_t=float(np.mean(tally.levels)),
+        last_alpha_t=float(np.mean(tally.last_levels)),
     )
+
+
+def _lifetime(rng: np.random.Generator, w: _World, tally: _Tally) -> None:
+    """`w.sweeps` gates on one held-out set with a fresh budget, added to `tally`."""
+    method = new_method(w.budget)
+    fp = dict.fromkeys(GATES, False)
+    counts = {g: [0, 0] for g in GATES}  # [false, all] promotions
+    near_miss: tuple[float, np.ndarray] | None = None
+    adaptive = w.design == "adaptive"
+    right, wrong, truth_all = _counts(
+        rng, w.design, w.sweeps, w.candidates, w.n_cases, w.flip, w.effect_rate, w.effect_range
+    )
+    adjusted_all = holm_rows(mcnemar_exact_p(right, wrong))
+    for t in range(w.sweeps):
+        truth = truth_all[t]
+        first = _first_outcomes(rng, w, right, wrong, t, near_miss) if adaptive else None
+        adjusted = (
+            holm_rows(mcnemar_exact_p(right[t : t + 1], wrong[t : t + 1]))[0]
+            if adaptive
+            else adjusted_all[t]
+        )
+        eligible = right[t] > wrong[t]
+        best = float(adjusted[eligible].min()) if eligible.any() else 1.0
+        method.test_one(best)
+        level = float(method.last_test_level or 0.0)
+        if level < w.budget.min_level:  # spent: the kit refuses the gate
+            level = 0.0
+            tally.refused += 1
+        tally.levels.append(level)
+        for gate, a in (("uncorrected", w.alpha), ("budget", level)):
+            promoted = eligible & (adjusted < a)
+            fp[gate] |= bool((promoted & ~truth).any())
+            tally.promoted_true[gate] += int((promoted & truth).sum())
+            counts[gate][0] += int((promoted & ~truth).sum())
+            counts[gate][1] += int(promoted.sum())
+        tally.n_true += int(truth.sum())
+        if first is not None:
+            open_p = np.where(eligible & (adjusted >= level), adjusted, np.inf)
+            near_miss = _near_miss(rng, w, right[t], wrong[t], first, open_p, near_miss)
+    tally.last_levels.append(tally.levels[-1])
+    for gate in GATES:
+        tally.false_any[gate] += fp[gate]
+        tally.fdp[gate] += counts[gate][0] / counts[gate][1] if counts[gate][1] else 0.0
+
+
+def _first_outcomes(
+    rng: np.random.Generator,
+    w: _World,
+    right: np.ndarray,
+    wrong: np.ndarray,
+    t: int,
+    near_miss: tuple[float, np.ndarray] | None,
+) -> np.ndarray:
+    """Gate `t`'s first candidate, per case (adaptive design): the best near-miss so far with
+    a quarter of its cases redrawn (its counts written back into `right` / `wrong`), or, before
+    any near-miss, its drawn counts in random case order."""
+    if near_miss is None:
+        return _expand(rng, right[t, 0], wrong[t, 0], w.n_cases)
+    base = near_miss[1].copy()
+    redraw = rng.random(w.n_cases) < 0.25
+    base[redraw] = _draw(rng, int(redraw.sum()), w.flip, w.flip)
+    right[t, 0], wrong[t, 0] = int((base == 1).sum()), int((base == -1).sum())
+    return base
+
+
+def _near_miss(
+    rng: np.random.Generator,
+    w: _World,
+    right: np.ndarray,
+    wrong: np.ndarray,
+    first: np.ndarray,
+    open_p: np.ndarray,
+    near_miss: tuple[float, np.ndarray] | None,
+) -> tuple[float, np.ndarray] | None:
+    """The best eligible candidate not promoted so far (lowest p), kept to be resubmitted."""
+    i = int(np.argmin(open_p))
+    if np.isfinite(open_p[i]) and (near_miss is None or open_p[i] < near_miss[0]):
+        vec = first if i == 0 else _expand(rng, right[i], wrong[i], w.n_cases)
+        return float(open_p[i]), vec
+    return near_miss

@@ -42,6 +42,40 @@ _EOF = None
 _STDERR_KEPT = 4000
 
 
+def _read_batch(
+    proc: _Process,
+    payload: str,
+    batch: int,
+    timeout: float | None,
+    t0: float,
+    lines: ResultLines,
+    out: HeadTail,
+) -> tuple[int | None, str | None, bool]:
+    """Send the batch and feed its answers to `lines` until `batch_done` (exit code 0, no
+    error), the process's death (its exit code) or the deadline (None, timed out)."""
+    # written from a thread: a process that stops reading must not block us past the
+    # deadline (a large batch fills the pipe); a dead reader shows as EOF on stdout
+    threading.Thread(target=proc.send, args=(payload.encode("utf-8"),), daemon=True).start()
+    deadline = None if timeout is None else t0 + timeout
+    while True:
+        wait = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+        try:
+            item = proc.stdout.get(timeout=wait)
+        except queue.Empty:
+            proc.kill()
+            return None, f"timeout after {timeout:g}s (process group killed)", True
+        if item is _EOF:
+            exit_code = proc.proc.wait()
+            proc.err_thread.join(1.0)
+            return exit_code, f"process exited (code {exit_code}) before batch_done", False
+        raw, dropped = item
+        out.add(raw, dropped)
+        text = raw.decode("utf-8", errors="replace")
+        if _is_done(text, batch):
+            return 0, None, False
+        lines.feed(text)
+
+
 @dataclass
 class Exchange:
     """One batch on a persistent process: what came back and how it ended."""
@@ -190,45 +224,19 @@ class PersistentPool:
             proc = self._acquire()
         except (OSError, ValueError) as exc:
             missing = getattr(exc, "filename", None)
-            error = (
+            why = (
                 f"command not found: {missing or self.argv[0]}"
                 if isinstance(exc, FileNotFoundError)
                 else f"could not start: {type(exc).__name__}: {exc}"
             )
             record = self._record(
-                started_at, t0, None, error, False, out, [], note, parent_command_id
+                started_at, t0, None, why, False, out, [], note, parent_command_id
             )
-            return Exchange(lines, record, f"harness did not run: {error}")
+            return Exchange(lines, record, f"harness did not run: {why}")
         err_from = proc.stderr_count
         # the request is a JSON object already serialised: add the batch number to it
         payload = request.rstrip()[:-1] + f', "batch": {batch}}}\n'
-        exit_code: int | None = 0
-        error: str | None = None
-        timed_out = False
-        # written from a thread: a process that stops reading must not block us past the
-        # deadline (a large batch fills the pipe); a dead reader shows as EOF on stdout
-        threading.Thread(target=proc.send, args=(payload.encode("utf-8"),), daemon=True).start()
-        deadline = None if timeout is None else t0 + timeout
-        while error is None:
-            wait = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
-            try:
-                item = proc.stdout.get(timeout=wait)
-            except queue.Empty:
-                timed_out, exit_code = True, None
-                error = f"timeout after {timeout:g}s (process group killed)"
-                proc.kill()
-                break
-            if item is _EOF:
-                exit_code = proc.proc.wait()
-                proc.err_thread.join(1.0)
-                error = f"process exited (code {exit_code}) before batch_done"
-                break
-            raw, dropped = item
-            out.add(raw, dropped)
-            text = raw.decode("utf-8", errors="replace")
-            if _is_done(text, batch):
-                break
-            lines.feed(text)
+        exit_code, error, timed_out = _read_batch(proc, payload, batch, timeout, t0, lines, out)
         stderr = proc.stderr_since(err_from)
         if error is None:
             self._release(proc)

@@ -2,9 +2,9 @@
 
 Each valid line answers its case. A line that breaks the protocol (not JSON, not an object, a
 wrong type, an unknown or repeated case id) is a *protocol error*: it is recorded, the case it
-names (when it names one) becomes an error row saying so, and every other answered case keeps
-its result. Fields beyond RunResult's are kept under `attributes`; `cost_usd`, when present, is
-the case's cost.
+names (when it names one) becomes an error row saying so (`fault` = `Fault.protocol`, typed
+where the fault is detected), and every other answered case keeps its result. Fields beyond
+RunResult's are kept under `attributes`; `cost_usd`, when present, is the case's cost.
 """
 
 from __future__ import annotations
@@ -17,26 +17,21 @@ from typing import Any
 from pydantic import ValidationError
 
 from contextos_lab.harness.command_record import first_validation_error
-from contextos_lab.harness.protocol import RunResult
+from contextos_lab.harness.protocol import Fault, RunResult
 
-#: Every reason that comes from a broken protocol starts so (`is_protocol_fault` reads it).
+#: Every reason that comes from a broken protocol starts so, for the reader; decisions read
+#: the row's typed `fault` instead.
 PROTOCOL_ERROR = "harness protocol error"
-_KNOWN = frozenset(RunResult.model_fields) - {"attributes"}
+#: Fields a program's line fills; `fault` is the kit's judgement, so a program's own `fault`
+#: key is kept under `attributes` like any other extra field.
+_KNOWN = frozenset(RunResult.model_fields) - {"attributes", "fault"}
 
 
-def is_protocol_fault(reason: object) -> bool:
-    """Whether an errored run's reason is a protocol fault. A run's reason is the only record
-    of it in a results frame (`RunResult.error` is a string on the wire), so it is read here,
-    once, where the reason is written; what follows from it travels typed (`ScoringFailure.code`,
-    a trial's `fail_code`)."""
-    return PROTOCOL_ERROR in str(reason)
-
-
-def error_result(case_id: str, reason: str) -> dict[str, Any]:
+def error_result(case_id: str, reason: str, fault: Fault | None = None) -> dict[str, Any]:
     """An errored run: no answer, no latency, no cost (missing, never 0)."""
     return RunResult(
         case_id=case_id, decision="", output_text="", tokens=0, latency_ms=None, wall_ms=0,
-        error=reason,
+        error=reason, fault=fault,
     ).model_dump()  # fmt: skip
 
 
@@ -104,14 +99,23 @@ class ResultLines:
         return not self.problems and all(c in self.rows for c in case_ids)
 
     def rows_for(
-        self, case_ids: Sequence[str], missing_reason: str, share_ms: float = 0.0
+        self,
+        case_ids: Sequence[str],
+        missing_reason: str,
+        share_ms: float = 0.0,
+        missing_fault: Fault | None = None,
     ) -> list[dict[str, Any]]:
-        """A row per case in order: answered, refused (protocol error), or missing."""
+        """A row per case in order: answered, refused (a protocol fault), or missing (with
+        `missing_fault` when the caller knows why it is missing)."""
         out = []
         for c in case_ids:
             row = self.rows.get(c)
             if row is None:
-                out.append(error_result(c, self.refused.get(c, missing_reason)))
+                refused = self.refused.get(c)
+                if refused is not None:
+                    out.append(error_result(c, refused, Fault.protocol))
+                else:
+                    out.append(error_result(c, missing_reason, missing_fault))
                 continue
             if not row["wall_ms"]:
                 row["wall_ms"] = share_ms

@@ -45,19 +45,25 @@ class Prepared:
     evidence_cache: dict[int, np.ndarray]
 
 
-def prepare_cases(cases: pd.DataFrame) -> Prepared:
-    """The config-independent arrays of a cases frame (see `Prepared`)."""
-    n = len(cases)
-    present = np.zeros((n, len(KINDS)), dtype=bool)
-    hop = np.zeros((n, len(KINDS)), dtype=np.int8)
-    rank = np.full((n, len(KINDS)), ABSENT_RANK, dtype=np.int16)
-    tokens = np.zeros((n, len(KINDS)), dtype=np.int64)
-    pii = np.zeros((n, len(KINDS)), dtype=bool)
+#: `_evidence`: five (case, kind) arrays, then per case its kinds in rank order, doc ids, texts.
+_EvidenceArrays = tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+    list[tuple[int, ...]], list[tuple[str, ...]], list[dict[str, str]],
+]  # fmt: skip
+
+
+def _evidence(column: pd.Series) -> _EvidenceArrays:
+    """Each case's evidence by kind (a column per kind): present, hop, rank, tokens and PII,
+    then per case the kinds in rank order, the document ids and the texts by kind."""
+    n, m = len(column), len(KINDS)
+    present, pii = np.zeros((n, m), dtype=bool), np.zeros((n, m), dtype=bool)
+    hop, tokens = np.zeros((n, m), dtype=np.int8), np.zeros((n, m), dtype=np.int64)
+    rank = np.full((n, m), ABSENT_RANK, dtype=np.int16)
     rank_order: list[tuple[int, ...]] = []
     doc_ids: list[tuple[str, ...]] = []
     texts: list[dict[str, str]] = []
-    for i, evidence in enumerate(cases["evidence"]):
-        ids = [""] * len(KINDS)
+    for i, evidence in enumerate(column):
+        ids = [""] * m
         by_kind: dict[str, str] = {}
         order = []
         for item in sorted(evidence, key=lambda it: it["rank"]):
@@ -73,17 +79,14 @@ def prepare_cases(cases: pd.DataFrame) -> Prepared:
         rank_order.append(tuple(order))
         doc_ids.append(tuple(ids))
         texts.append(by_kind)
-    queries_all = [normalize_query(r) for r in cases["request"]]
-    queries = tuple(dict.fromkeys(queries_all))
-    qpos = {q: i for i, q in enumerate(queries)}
-    groups_all = [tuple(e) for e in cases["entities"]]
-    groups = tuple(dict.fromkeys(groups_all))
-    gpos = {g: i for i, g in enumerate(groups)}
+    return present, hop, rank, tokens, pii, rank_order, doc_ids, texts
+
+
+def _facts(cases: pd.DataFrame) -> rules.Facts:
     facts_frame = pd.DataFrame(list(cases["facts"]))
-    amount = cases["amount"].to_numpy(dtype=np.float64)
     days = cases["days_since_delivery"].to_numpy(dtype=np.int64)
-    facts = rules.Facts(
-        amount=amount,
+    return rules.Facts(
+        amount=cases["amount"].to_numpy(dtype=np.float64),
         within_window=facts_frame["within_window"].to_numpy(dtype=bool),
         extended_window=days <= 60,
         has_proof=facts_frame["has_proof"].to_numpy(dtype=bool),
@@ -91,6 +94,19 @@ def prepare_cases(cases: pd.DataFrame) -> Prepared:
         shipped=facts_frame["shipped"].to_numpy(dtype=bool),
         idv_passed=facts_frame["idv_passed"].to_numpy(dtype=bool),
     )
+
+
+def prepare_cases(cases: pd.DataFrame) -> Prepared:
+    """The config-independent arrays of a cases frame (see `Prepared`)."""
+    n = len(cases)
+    present, hop, rank, tokens, pii, rank_order, doc_ids, texts = _evidence(cases["evidence"])
+    queries_all = [normalize_query(r) for r in cases["request"]]
+    queries = tuple(dict.fromkeys(queries_all))
+    qpos = {q: i for i, q in enumerate(queries)}
+    groups_all = [tuple(e) for e in cases["entities"]]
+    groups = tuple(dict.fromkeys(groups_all))
+    gpos = {g: i for i, g in enumerate(groups)}
+    facts = _facts(cases)
     injected = np.array([inj is not None for inj in cases["injection"]], dtype=bool)
     raw, red = _variant_texts(cases, texts)
     return Prepared(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,18 +34,9 @@ def evidence_column(p: Prepared, bits: np.ndarray) -> np.ndarray:
     return out
 
 
-def result_frame(p: Prepared, c: Core, start: float) -> pd.DataFrame:
-    """The frame `run_batch` returns (RESULT_COLUMNS); `start` dates the wall time."""
-    n = p.n
-    rows = np.arange(n)
-    redact, variant, routed, in_context = c.redact, c.variant, c.routed, c.in_context
-    q_skill, q_conf, q_boost, q_expl = c.q_skill, c.q_conf, c.q_boost, c.q_expl
-    surfaced, n_candidates = c.surfaced, c.n_candidates
-    decision, tokens_in, tokens_out, latency = c.decision, c.tokens_in, c.tokens_out, c.latency
-    texts = p.texts if redact else p.texts_raw
-    output = texts[rows, variant]
-    bits = (in_context.astype(np.int64) << np.arange(len(KINDS))).sum(axis=1)
-    evidence_used = evidence_column(p, bits)
+def _trace(p: Prepared, c: Core) -> list[tuple[dict[str, Any], ...]]:
+    """Per case: its route, its recall (skipped when escalated before it) and its decision;
+    events are built once per query, entity group and variant and shared between cases."""
     route_events = [
         {
             "event": "route",
@@ -53,17 +45,17 @@ def result_frame(p: Prepared, c: Core, start: float) -> pd.DataFrame:
             "boost": float(b),
             "explanation": e,
         }
-        for s, cf, b, e in zip(q_skill, q_conf, q_boost, q_expl, strict=True)
+        for s, cf, b, e in zip(c.q_skill, c.q_conf, c.q_boost, c.q_expl, strict=True)
     ]
     recall_events = [
         {
             "event": "reflection_recalled",
             "surfaced": len(s),
-            "candidates": n_candidates,
+            "candidates": c.n_candidates,
             "fingerprints": [r.fingerprint for r in s],
             "section": render_observations(s),
         }
-        for s in surfaced
+        for s in c.surfaced
     ]
     skipped = {
         "event": "reflection_recalled",
@@ -74,16 +66,27 @@ def result_frame(p: Prepared, c: Core, start: float) -> pd.DataFrame:
         "skipped": "escalated before recall",
     }
     decide_events = [{"event": "decide", "variant": v.name} for v in Variant]
-    trace = [
+    return [
         (route_events[q], recall_events[g] if r else skipped, decide_events[v])
         for q, g, r, v in zip(
             p.query_idx.tolist(),
             p.group_idx.tolist(),
-            routed.tolist(),
-            variant.tolist(),
+            c.routed.tolist(),
+            c.variant.tolist(),
             strict=True,
         )
     ]
+
+
+def result_frame(p: Prepared, c: Core, start: float) -> pd.DataFrame:
+    """The frame `run_batch` returns (RESULT_COLUMNS); `start` dates the wall time."""
+    n = p.n
+    texts = p.texts if c.redact else p.texts_raw
+    output = texts[np.arange(n), c.variant]
+    bits = (c.in_context.astype(np.int64) << np.arange(len(KINDS))).sum(axis=1)
+    evidence_used = evidence_column(p, bits)
+    trace = _trace(p, c)
+    decision, tokens_in, tokens_out, latency = c.decision, c.tokens_in, c.tokens_out, c.latency
     wall = (time.perf_counter() - start) * 1000.0 / max(n, 1)
     return pd.DataFrame(
         {

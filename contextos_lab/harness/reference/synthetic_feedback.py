@@ -45,6 +45,63 @@ THEMES: dict[str, list[str]] = {
 }
 
 
+def _outcome(
+    rng: np.random.Generator,
+    key: str,
+    amount: int,
+    progress: float,
+    inputs: dict[str, object],
+) -> tuple[TerminalStatus, str, str | None, list[str], tuple[str, ...]]:
+    """(status, decision, failure reason, tools called, evidence missing) of one run; refund
+    windows are misjudged more often as the month goes on (`progress`, 0..1)."""
+    status, decision, reason = TerminalStatus.completed, "approve", None
+    tools: list[str] = ["order_lookup", "policy_eval"]
+    missing: tuple[str, ...] = ()
+    if key == "support.refund.execute":
+        if rng.random() < 0.15:
+            missing = ("evidence:refund_window_proof",)
+            if rng.random() < 0.6:
+                status, decision, reason = TerminalStatus.failed, "deny", "evidence_missing"
+        elif rng.random() < 0.05 + 0.25 * progress:
+            status, decision, reason = TerminalStatus.failed, "deny", "refund_window_misjudged"
+        elif amount < 150 and rng.random() < 0.6:
+            status, decision, reason = TerminalStatus.escalated, "escalate", "over_escalation"
+            inputs["expected_decision"] = "approve"
+    elif key == "support.account.update":
+        tools = ["account_lookup", "account_update"]
+        if rng.random() < 0.2:
+            status, decision, reason = TerminalStatus.blocked, "block", "missing_idv_check"
+    else:
+        tools = ["order_lookup"]
+        if rng.random() < 0.2:
+            tools = ["order_lookup", "order_lookup", "order_lookup"]
+            if rng.random() < 0.5:
+                status, decision = TerminalStatus.failed, "answer"
+    return status, decision, reason, tools, missing
+
+
+def _correction(rng: np.random.Generator, record: DecisionRecord, reason: str) -> FeedbackEntry:
+    """An operator's correction of the run, two hours later, in one of the theme's words."""
+    texts = THEMES[reason]
+    kind = OverrideKind.approve if reason == "over_escalation" else OverrideKind.modify
+    overrides = {"decision": "approve"} if kind == OverrideKind.approve else {}
+    at, trace_id = record.decided_at, record.trace_id
+    return FeedbackEntry(
+        id=new_id("fb", at=at + timedelta(hours=2), seed=trace_id),
+        trace_id=trace_id,
+        decision_record_id=record.record_id,
+        decision_key=record.decision_key,
+        override_kind=kind,
+        override_reason_class=reason,
+        override_reason_text=texts[int(rng.integers(0, len(texts)))],
+        expected_outcome=ExpectedOutcome(terminal_state="COMPLETED", field_overrides=overrides),
+        evidence_refs_seen=("evidence:order",),
+        evidence_refs_missing=record.evidence_refs_missing,
+        signed_by=f"operator_{int(rng.integers(1, 4))}",
+        signed_at=at + timedelta(hours=2),
+    )
+
+
 def support_desk(
     n_runs: int = 600, seed: int = 7, days: int = 30
 ) -> tuple[list[DecisionRecord], list[FeedbackEntry]]:
@@ -56,35 +113,9 @@ def support_desk(
         at = EPOCH + timedelta(minutes=int(rng.integers(0, days * 24 * 60)))
         progress = (at - EPOCH) / timedelta(days=days)
         key = keys[int(rng.choice(3, p=[0.5, 0.25, 0.25]))]
-        status, decision, reason = TerminalStatus.completed, "approve", None
-        tools: list[str] = ["order_lookup", "policy_eval"]
-        missing: tuple[str, ...] = ()
         amount = int(rng.integers(5, 900))
         inputs: dict[str, object] = {"amount": amount}
-        if key == "support.refund.execute":
-            if rng.random() < 0.15:
-                missing = ("evidence:refund_window_proof",)
-                if rng.random() < 0.6:
-                    status, decision, reason = TerminalStatus.failed, "deny", "evidence_missing"
-            elif rng.random() < 0.05 + 0.25 * progress:
-                status, decision, reason = (
-                    TerminalStatus.failed,
-                    "deny",
-                    "refund_window_misjudged",
-                )
-            elif amount < 150 and rng.random() < 0.6:
-                status, decision, reason = TerminalStatus.escalated, "escalate", "over_escalation"
-                inputs["expected_decision"] = "approve"
-        elif key == "support.account.update":
-            tools = ["account_lookup", "account_update"]
-            if rng.random() < 0.2:
-                status, decision, reason = TerminalStatus.blocked, "block", "missing_idv_check"
-        else:
-            tools = ["order_lookup"]
-            if rng.random() < 0.2:
-                tools = ["order_lookup", "order_lookup", "order_lookup"]
-                if rng.random() < 0.5:
-                    status, decision = TerminalStatus.failed, "answer"
+        status, decision, reason, tools, missing = _outcome(rng, key, amount, progress, inputs)
         trace_id = f"syn-{seed}-{i:06d}"
         if reason is not None:
             inputs["reason_class"] = reason
@@ -103,27 +134,7 @@ def support_desk(
         )
         records.append(record)
         if reason is not None and reason in THEMES:
-            texts = THEMES[reason]
-            kind = OverrideKind.approve if reason == "over_escalation" else OverrideKind.modify
-            overrides = {"decision": "approve"} if kind == OverrideKind.approve else {}
-            feedback.append(
-                FeedbackEntry(
-                    id=new_id("fb", at=at + timedelta(hours=2), seed=trace_id),
-                    trace_id=trace_id,
-                    decision_record_id=record.record_id,
-                    decision_key=key,
-                    override_kind=kind,
-                    override_reason_class=reason,
-                    override_reason_text=texts[int(rng.integers(0, len(texts)))],
-                    expected_outcome=ExpectedOutcome(
-                        terminal_state="COMPLETED", field_overrides=overrides
-                    ),
-                    evidence_refs_seen=("evidence:order",),
-                    evidence_refs_missing=missing,
-                    signed_by=f"operator_{int(rng.integers(1, 4))}",
-                    signed_at=at + timedelta(hours=2),
-                )
-            )
+            feedback.append(_correction(rng, record, reason))
     return records, feedback
 
 

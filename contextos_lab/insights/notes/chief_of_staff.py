@@ -76,6 +76,28 @@ class ChiefOfStaff:
         """Frames: open_loops(subject, opened_at, operator, ref); approvals(gate, ref,
         requested_at, decided_at, operator); queues(queue, depth, operator); scorecards(
         decision_key, metric, target, value, operator)."""
+        return [
+            *self._aging(open_loops, approvals),
+            *self._backlogs(queues),
+            *(
+                Signal(NoteKind.repeated_escalation, self.default_operator, self.now, i.pattern,
+                       (i.insight_id,), float(i.occurrences))
+                for i in insights
+                if i.kind == InsightKind.over_escalation
+            ),
+            *self._drift(scorecards),
+            *(
+                Signal(NoteKind.recurring_correction, self.default_operator, self.now,
+                       f"{c.count} {c.override_reason_class} corrections on {c.decision_key}",
+                       (c.insight_id,), float(c.count))
+                for c in clusters
+            ),
+        ]  # fmt: skip
+
+    def _aging(
+        self, open_loops: pd.DataFrame | None, approvals: pd.DataFrame | None
+    ) -> list[Signal]:
+        """Open loops older than `open_loop_max_age`, undecided approvals past the SLA."""
         out: list[Signal] = []
         for r in _rows(open_loops):
             age = self.now - pd.Timestamp(r["opened_at"]).to_pydatetime()
@@ -105,30 +127,25 @@ class ChiefOfStaff:
                         _hours_f(age),
                     )
                 )
-        for r in _rows(queues):
-            if int(r["depth"]) > self.max_queue_depth:
-                out.append(
-                    Signal(
-                        NoteKind.queue_backlog,
-                        self._op(r.get("operator")),
-                        self.now,
-                        f"queue {r['queue']} at depth {int(r['depth'])}",
-                        (f"queue:{r['queue']}",),
-                        float(r["depth"]),
-                    )
-                )
-        for i in insights:
-            if i.kind == InsightKind.over_escalation:
-                out.append(
-                    Signal(
-                        NoteKind.repeated_escalation,
-                        self.default_operator,
-                        self.now,
-                        i.pattern,
-                        (i.insight_id,),
-                        float(i.occurrences),
-                    )
-                )
+        return out
+
+    def _backlogs(self, queues: pd.DataFrame | None) -> list[Signal]:
+        return [
+            Signal(
+                NoteKind.queue_backlog,
+                self._op(r.get("operator")),
+                self.now,
+                f"queue {r['queue']} at depth {int(r['depth'])}",
+                (f"queue:{r['queue']}",),
+                float(r["depth"]),
+            )
+            for r in _rows(queues)
+            if int(r["depth"]) > self.max_queue_depth
+        ]
+
+    def _drift(self, scorecards: pd.DataFrame | None) -> list[Signal]:
+        """Scorecard metrics below their target by more than `drift_tolerance`."""
+        out: list[Signal] = []
         for r in _rows(scorecards):
             gap = float(r["target"]) - float(r["value"])
             if gap > self.drift_tolerance:
@@ -143,17 +160,6 @@ class ChiefOfStaff:
                         gap * 100,
                     )
                 )
-        for c in clusters:
-            out.append(
-                Signal(
-                    NoteKind.recurring_correction,
-                    self.default_operator,
-                    self.now,
-                    f"{c.count} {c.override_reason_class} corrections on {c.decision_key}",
-                    (c.insight_id,),
-                    float(c.count),
-                )
-            )
         return out
 
     def notes(self, signals: Iterable[Signal]) -> EnvelopeList[Note]:

@@ -81,6 +81,28 @@ def tighten_evidence(
     )
 
 
+def _new_gate(
+    spec: CompilerSpec, ctx: dict, records: Sequence[DecisionRecord], lower_gate: bool
+) -> float:
+    """The new approval threshold from the corrected amounts, else the cluster's hint."""
+    amounts = [
+        float(r.inputs[spec.amount_field])
+        for r in records
+        if isinstance(r.inputs.get(spec.amount_field), (int, float))
+    ]
+    hinted = ctx["hints"].get(spec.hint_field)
+    if amounts and lower_gate:
+        return (math.ceil(min(amounts) / spec.step) - 1) * spec.step
+    if amounts:
+        return (math.floor(max(amounts) / spec.step) + 1) * spec.step
+    if isinstance(hinted, (int, float)):
+        return float(hinted)
+    raise CompileError(
+        f"{ctx['insight_id']}: no amounts to set a gate from (give the cluster's decision "
+        f"records, or representative_field_overrides.{spec.hint_field})"
+    )
+
+
 def _threshold(
     spec: CompilerSpec,
     ctx: dict,
@@ -94,23 +116,7 @@ def _threshold(
     to the smallest multiple strictly above the largest. Amounts come from the cluster's
     decision records, else the cluster's `representative_field_overrides[hint_field]`."""
     rule_id = fmt(spec.rule_id or "{stem}_APPROVAL_GATE", **ctx)
-    amounts = [
-        float(r.inputs[spec.amount_field])
-        for r in records
-        if isinstance(r.inputs.get(spec.amount_field), (int, float))
-    ]
-    hinted = ctx["hints"].get(spec.hint_field)
-    if amounts and lower_gate:
-        threshold = (math.ceil(min(amounts) / spec.step) - 1) * spec.step
-    elif amounts:
-        threshold = (math.floor(max(amounts) / spec.step) + 1) * spec.step
-    elif isinstance(hinted, (int, float)):
-        threshold = float(hinted)
-    else:
-        raise CompileError(
-            f"{ctx['insight_id']}: no amounts to set a gate from (give the cluster's decision "
-            f"records, or representative_field_overrides.{spec.hint_field})"
-        )
+    threshold = _new_gate(spec, ctx, records, lower_gate)
     existing = live.rule(rule_id) if live else None
     current = existing.then.approval_above if existing else None
     if current is not None and lower_gate and threshold >= current:

@@ -126,44 +126,51 @@ def tuning_proposal(
         candidate_change=_change(cand),
         expected_delta=expected_delta(decision),
         evaluation_run_id=run.run_id,
-        gate={
-            "verdict": decision.verdict,
-            "reasons": list(decision.reasons),
-            **({"notes": list(decision.notes)} if decision.notes else {}),
-            "candidate_id": cand.candidate_id,
-            "proposer": cand.proposer or {"kind": "sampler", "by": f"sampler:{run.study}"},
-            "study": run.study,
-            "trial_number": cand.trial_number,
-            "target_metric": decision.target_metric,
-            "target_p_value": decision.target_p_value,
-            "target_p_adjusted": decision.target_p_adjusted,
-            "correction": f"holm across {len(run.decisions)} candidate(s)",
-            "alpha": run.alpha,
-            "heldout_cases": decision.n_cases,
-            "heldout_manifest_hash": run.heldout["manifest_hash"],
-            "prior_heldout_reads": run.prior_heldout_reads,
-            "reads_warning": run.reads_warning,
-            "error_budget": (
-                run.error_budget.model_dump(mode="json") if run.error_budget else None
-            ),
-            "spec_hash": run.spec_hash,
-            "evidence_key": key,
-            "operating_points": len(family),
-            **({"preferences": judged} if judged else {}),
-        },
+        gate=_gate_evidence(run, top, key, len(family), judged),
         report=report,
-        operating_points=tuple(
-            FrontierPoint(
-                rank=p.rank,
-                candidate_id=p.candidate.candidate_id,
-                trial_number=p.candidate.trial_number,
-                change=_change(p.candidate),
-                expected_delta=expected_delta(p.decision),
-                target_p_adjusted=p.decision.target_p_adjusted,
-                proposer=p.candidate.proposer,
-            )
-            for p in family
-        ),
+        operating_points=tuple(_frontier_point(p) for p in family),
+    )
+
+
+def _gate_evidence(
+    run: GateRun, top: OperatingPoint, key: str, n_points: int, judged: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """What the gate found for the change (the proposal's `gate` field)."""
+    cand, decision = top.candidate, top.decision
+    return {
+        "verdict": decision.verdict,
+        "reasons": list(decision.reasons),
+        **({"notes": list(decision.notes)} if decision.notes else {}),
+        "candidate_id": cand.candidate_id,
+        "proposer": cand.proposer or {"kind": "sampler", "by": f"sampler:{run.study}"},
+        "study": run.study,
+        "trial_number": cand.trial_number,
+        "target_metric": decision.target_metric,
+        "target_p_value": decision.target_p_value,
+        "target_p_adjusted": decision.target_p_adjusted,
+        "correction": f"holm across {len(run.decisions)} candidate(s)",
+        "alpha": run.alpha,
+        "heldout_cases": decision.n_cases,
+        "heldout_manifest_hash": run.heldout["manifest_hash"],
+        "prior_heldout_reads": run.prior_heldout_reads,
+        "reads_warning": run.reads_warning,
+        "error_budget": (run.error_budget.model_dump(mode="json") if run.error_budget else None),
+        "spec_hash": run.spec_hash,
+        "evidence_key": key,
+        "operating_points": n_points,
+        **({"preferences": judged} if judged else {}),
+    }
+
+
+def _frontier_point(p: OperatingPoint) -> FrontierPoint:
+    return FrontierPoint(
+        rank=p.rank,
+        candidate_id=p.candidate.candidate_id,
+        trial_number=p.candidate.trial_number,
+        change=_change(p.candidate),
+        expected_delta=expected_delta(p.decision),
+        target_p_adjusted=p.decision.target_p_adjusted,
+        proposer=p.candidate.proposer,
     )
 
 
@@ -209,6 +216,35 @@ def research_task(run: GateRun, index: int, report: ReportRef) -> ResearchTask:
             "report": report.model_dump(),
         }
     )
+
+
+def _message(
+    run: GateRun,
+    target: Path,
+    n_points: int,
+    written_t: list[str],
+    written_r: list[str],
+    existing: list[str],
+    already: str | None,
+) -> str:
+    """One line: what was written, what already existed, or why nothing was promoted."""
+    if written_t:
+        points = f"{n_points} operating point(s)"
+        message = f"1 TuningProposal file with {points} on the front in {target}"
+    elif already:
+        message = f"already proposed: {already} (same change, same evidence); nothing new"
+    else:
+        verdicts = sorted({d.verdict for d in run.decisions}) or ["no feasible candidates"]
+        message = (
+            f"nothing promoted on held-out ({len(run.decisions)} candidate(s): "
+            f"{', '.join(verdicts)}); no TuningProposal emitted"
+        )
+    if written_r:
+        message += f"; {len(written_r)} ResearchTask file(s)"
+    others = len(existing) - (1 if already else 0)
+    if others:
+        message += f"; {others} ResearchTask file(s) already existed and were left untouched"
+    return message
 
 
 def emit(
@@ -258,23 +294,7 @@ def emit(
             written_r.append(str(write_envelope(task, target)))
         except ProposalExists:
             existing.append(str(target / f"{task.artifact_id}.json"))
-    if written_t:
-        message = (
-            f"1 TuningProposal file with {len(family)} operating point(s) on the front in {target}"
-        )
-    elif already:
-        message = f"already proposed: {already} (same change, same evidence); nothing new"
-    else:
-        verdicts = sorted({d.verdict for d in run.decisions}) or ["no feasible candidates"]
-        message = (
-            f"nothing promoted on held-out ({len(run.decisions)} candidate(s): "
-            f"{', '.join(verdicts)}); no TuningProposal emitted"
-        )
-    if written_r:
-        message += f"; {len(written_r)} ResearchTask file(s)"
-    others = len(existing) - (1 if already else 0)
-    if others:
-        message += f"; {others} ResearchTask file(s) already existed and were left untouched"
+    message = _message(run, target, len(family), written_t, written_r, existing, already)
     return EmitResult(
         run_id=run.run_id,
         tuning_proposals=written_t,

@@ -44,6 +44,18 @@ def _values(cards: Sequence[Scorecard], name: str) -> np.ndarray:
     return np.array([getattr(c, FIELDS[name]) for c in cards], dtype=float)
 
 
+def _untested(b_mean: float, w_mean: float, share: float) -> EvaluatorEvidence:
+    return EvaluatorEvidence(
+        baseline_mean=b_mean,
+        window_mean=w_mean,
+        delta=w_mean - b_mean,
+        p_value=None,
+        worse=False,
+        alpha_share=share,
+        alpha_spent=0.0,
+    )
+
+
 def sequential_evidence(
     name: str,
     baseline: Sequence[Scorecard],
@@ -63,21 +75,8 @@ def sequential_evidence(
     w_mean = float(shown.mean()) if shown.size else b_mean
     delta = w_mean - b_mean
     share = seq.SHARES[name]
-    if not base.size or not looked.size:
-        return (
-            EvaluatorEvidence(
-                baseline_mean=b_mean,
-                window_mean=w_mean,
-                delta=delta,
-                p_value=None,
-                worse=False,
-                alpha_share=share,
-                alpha_spent=0.0,
-            ),
-            [],
-            [],
-            [],
-        )
+    if not base.size or not looked.size:  # nothing to test: no look, no error spent
+        return _untested(b_mean, w_mean, share), [], [], []
     zs = [float(z) for z in seq.observed_z(name, base, day_vals)]
     bounds, used, p = _walk_looks(name, base, day_vals, frozen, n_days, seed)
     crossed = next((k for k, (z, b) in enumerate(zip(zs, bounds, strict=True), 1) if z > b), None)

@@ -86,7 +86,7 @@ def adoption_flag(rate: float | None) -> str:
 def _closing(rule: StrategyRule) -> tuple[str, Any] | None:
     for t in rule.history:
         if t.to_status in (S.retired, S.superseded):
-            kind = "rollback" if (t.rationale or "").startswith("rollback:") else t.to_status.value
+            kind = "rollback" if t.is_rollback else t.to_status.value
             return kind, t.at
     return None
 

@@ -38,7 +38,12 @@ from contextos_lab.schemas.base import canonical_json
 from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.schemas.ids import new_id
 from contextos_lab.schemas.insight import InsightCluster
-from contextos_lab.schemas.monitoring import MonitorDecision, MonitorLook, MonitorVerdict
+from contextos_lab.schemas.monitoring import (
+    EvaluatorEvidence,
+    MonitorDecision,
+    MonitorLook,
+    MonitorVerdict,
+)
 from contextos_lab.schemas.review import MonitorWindow
 from contextos_lab.schemas.scorecard import Scorecard
 from contextos_lab.schemas.strategy import StrategyRule
@@ -116,95 +121,28 @@ def monitor_window(
     monitor: MonitorWindow | None = None,
     baseline_days: int = 60,
 ) -> MonitorVerdict:
-    """The verdict for one released rule. With `monitor` (the rule's MonitorWindow) the looks
-    are its calendar days up to `at`; without, the window slice is one look. With `store`,
-    recurrence, newer rules and earlier looks are read from it and the verdict is appended
-    unless an identical one (same looks, cards, corrections) is already there."""
+    """The verdict for one released rule. With `monitor` (its MonitorWindow) the looks are its
+    calendar days up to `at`, else the window slice is one look. With `store`, recurrence, newer
+    rules and earlier looks are read from it; the verdict is appended unless already there."""
     when = at or datetime.now(UTC)
     n_days = cal.window_days(monitor) if monitor else 1
     done = cal.completed_days(monitor, when) if monitor else 1
     days = cal.by_day(monitor, window, done)
     prev, frozen = cal.recorded(store, monitor.window_id if monitor else None)
-    rec_p: float | None = None
-    if store is not None:
-        recurrence = recurrence_after_release(store, rule) if recurrence is None else recurrence
-        rules = list(store.list(StrategyRule)) if rules is None else rules
-        if recurrence and rule.lineage is not None:
-            rec_p = recurrence_p(store, rule, recurrence, max(done, 1), baseline_days)
-    recurrence = recurrence or 0
+    recurrence, rules, rec_p = _recurrence(store, rule, recurrence, rules, done, baseline_days)
     seed = monitor.window_id if monitor else rule.rule_id
-    evidence, bounds, zs, used = {}, {}, {}, {}
-    if baseline and window:
-        for name in FIELDS:
-            evidence[name], bounds[name], zs[name], used[name] = sequential_evidence(
-                name, baseline, days, frozen, n_days, seed, window
-            )
-    looked = [c for d in days for c in d]
-    look_records = tuple(
-        MonitorLook(
-            day=k,
-            until=(monitor.opened_at + k * cal.DAY) if monitor else when,
-            n_window=sum(len(d) for d in days[:k]),
-            z={n: zs[n][k - 1] for n in zs if len(zs[n]) >= k},
-            boundary={n: bounds[n][k - 1] for n in bounds if len(bounds[n]) >= k},
-            spent={n: used[n][k - 1] for n in used if len(used[n]) >= k},
-            crossed=tuple(
-                n
-                for n in zs
-                if len(zs[n]) >= k
-                and bounds[n][k - 1] is not None
-                and zs[n][k - 1] > bounds[n][k - 1]
-            ),
-        )
-        for k in range(1, len(days) + 1)
-    )
+    evidence, bounds, zs, used = _evidence(baseline, window, days, frozen, n_days, seed)
     matched = sum(_covered(rule, c) for c in window)
     by = newer_rule_on_same_target(rule, rules or [])
-    worse = [n for n, e in evidence.items() if e.worse]
-    recurs = recurrence >= RECURRENCE_LIMIT and (
-        rec_p is None or rec_p <= seq.RECURRENCE_SHARE / n_days
+    verdict, reasons = _decide(
+        by, evidence, recurrence, rec_p, min(len(baseline), len(window)), matched, done, n_days
     )
-    closed = done >= n_days
-    if by:
-        verdict, reasons = MonitorDecision.supersede, [f"{by} now patches the same bundle rule"]
-    elif worse or recurs:
-        verdict = MonitorDecision.roll_back
-        reasons = [
-            f"{n} worse than baseline: Z {evidence[n].z:.2f} crossed its boundary on day "
-            f"{evidence[n].crossed_day} (sequential p={evidence[n].p_value:.3g}, share "
-            f"{evidence[n].alpha_share:g} of alpha {ALPHA:g})"
-            for n in worse
-        ]
-        if recurs:
-            reasons.append(f"{recurrence} new corrections of the source class since release")
-    elif min(len(baseline), len(window)) < MIN_SLICE:
-        verdict = MonitorDecision.keep
-        reasons = [f"underpowered: fewer than {MIN_SLICE} decisions per slice; window stays open"]
-    elif matched == 0:
-        verdict, reasons = MonitorDecision.retire, ["no decision in the window falls under it"]
-    elif closed:
-        verdict = MonitorDecision.keep
-        reasons = [f"window closed: no evaluator worse at any of its {n_days} daily looks; keep"]
-    else:
-        verdict = MonitorDecision.keep
-        reasons = [
-            f"no evidence of harm yet: no evaluator worse at {done} of {n_days} daily looks; "
-            "no recurrence; window stays open"
-        ]
     stamp = monitor.opened_at + done * cal.DAY if monitor else when
-    key = canonical_json(
-        {
-            "rule": rule.rule_id,
-            "window": seed,
-            "looks": done,
-            "cards": _fingerprint(looked if monitor else window),
-            "n": len(window) if monitor is None else len(looked),
-            "recurrence": recurrence,
-            "v": verdict.value,
-            "at": None if monitor else when.isoformat(),
-        }
-    )
-    verdict_id = new_id("mv", at=stamp, seed=key)
+    cards = [c for d in days for c in d] if monitor else window  # what this verdict saw
+    key = {"rule": rule.rule_id, "window": seed, "looks": done, "cards": _fingerprint(cards),
+           "n": len(cards), "recurrence": recurrence, "v": verdict.value,
+           "at": None if monitor else when.isoformat()}  # fmt: skip
+    verdict_id = new_id("mv", at=stamp, seed=canonical_json(key))
     if store is not None and (found := store.find(verdict_id)) is not None:
         return found
     result = MonitorVerdict(
@@ -220,26 +158,145 @@ def monitor_window(
         evidence=evidence,
         recurrence=recurrence,
         superseded_by=by,
-        thresholds={
-            "alpha": ALPHA,
-            **{f"alpha_{n}": a for n, a in seq.SHARES.items()},
-            "alpha_recurrence": seq.RECURRENCE_SHARE,
-            "utility_tolerance": UTILITY_TOLERANCE,
-            "cost_rel_tolerance": COST_REL_TOLERANCE,
-            "min_slice": MIN_SLICE,
-            "recurrence_limit": RECURRENCE_LIMIT,
-        },
+        thresholds=_thresholds(),
         decided_at=when,
         window_id=monitor.window_id if monitor else None,
         days=n_days,
-        looks=look_records,
-        window_open=not closed if monitor else None,
+        looks=_looks(days, zs, bounds, used, monitor, when),
+        window_open=done < n_days if monitor else None,
     )
-    if store is not None:
+    if store is not None:  # upstream: the rule, its window, the window's previous verdict
         ups = [rule.rule_id, *([monitor.window_id] if monitor else [])]
-        ups += [prev.monitor_verdict_id] if prev is not None else []
-        store.append(result, upstream=ups)
+        store.append(result, upstream=[*ups, *([prev.monitor_verdict_id] if prev else [])])
     return result
+
+
+def _recurrence(
+    store: Any,
+    rule: StrategyRule,
+    recurrence: int | None,
+    rules: Sequence[StrategyRule] | None,
+    done: int,
+    baseline_days: int,
+) -> tuple[int, Sequence[StrategyRule] | None, float | None]:
+    """New corrections of the source class since release, the rules to check for a newer one
+    on the same target, and the recurrence's p-value against the baseline rate; read from
+    `store` where not given."""
+    rec_p: float | None = None
+    if store is not None:
+        recurrence = recurrence_after_release(store, rule) if recurrence is None else recurrence
+        rules = list(store.list(StrategyRule)) if rules is None else rules
+        if recurrence and rule.lineage is not None:
+            rec_p = recurrence_p(store, rule, recurrence, max(done, 1), baseline_days)
+    return recurrence or 0, rules, rec_p
+
+
+def _evidence(
+    baseline: Sequence[Scorecard],
+    window: Sequence[Scorecard],
+    days: list[list[Scorecard]],
+    frozen: list[MonitorLook],
+    n_days: int,
+    seed: str,
+) -> tuple[
+    dict[str, EvaluatorEvidence],
+    dict[str, list[float | None]],
+    dict[str, list[float]],
+    dict[str, list[float]],
+]:
+    """Per evaluator: its sequential evidence, and each look's boundary, Z and alpha spent
+    (nothing without both slices)."""
+    evidence, bounds, zs, used = {}, {}, {}, {}
+    if baseline and window:
+        for name in FIELDS:
+            evidence[name], bounds[name], zs[name], used[name] = sequential_evidence(
+                name, baseline, days, frozen, n_days, seed, window
+            )
+    return evidence, bounds, zs, used
+
+
+def _looks(
+    days: Sequence[Sequence[Scorecard]],
+    zs: dict[str, list[float]],
+    bounds: dict[str, list[float | None]],
+    used: dict[str, list[float]],
+    monitor: MonitorWindow | None,
+    when: datetime,
+) -> tuple[MonitorLook, ...]:
+    """One record per daily look: each evaluator's Z, boundary, alpha spent, and which crossed."""
+    return tuple(
+        MonitorLook(
+            day=k,
+            until=(monitor.opened_at + k * cal.DAY) if monitor else when,
+            n_window=sum(len(d) for d in days[:k]),
+            z={n: zs[n][k - 1] for n in zs if len(zs[n]) >= k},
+            boundary={n: bounds[n][k - 1] for n in bounds if len(bounds[n]) >= k},
+            spent={n: used[n][k - 1] for n in used if len(used[n]) >= k},
+            crossed=tuple(
+                n
+                for n in zs
+                if len(zs[n]) >= k
+                and (b := bounds[n][k - 1]) is not None
+                and zs[n][k - 1] > b
+            ),
+        )
+        for k in range(1, len(days) + 1)
+    )
+
+
+def _decide(
+    by: str | None,
+    evidence: dict[str, Any],
+    recurrence: int,
+    rec_p: float | None,
+    smaller_slice: int,
+    matched: int,
+    done: int,
+    n_days: int,
+) -> tuple[MonitorDecision, list[str]]:
+    """The verdict and its reasons: superseded, then harm (an evaluator worse, or the source
+    class recurring), then too few decisions, nothing covered, window closed, still open."""
+    worse = [n for n, e in evidence.items() if e.worse]
+    recurs = recurrence >= RECURRENCE_LIMIT and (
+        rec_p is None or rec_p <= seq.RECURRENCE_SHARE / n_days
+    )
+    if by:
+        return MonitorDecision.supersede, [f"{by} now patches the same bundle rule"]
+    if worse or recurs:
+        reasons = [
+            f"{n} worse than baseline: Z {evidence[n].z:.2f} crossed its boundary on day "
+            f"{evidence[n].crossed_day} (sequential p={evidence[n].p_value:.3g}, share "
+            f"{evidence[n].alpha_share:g} of alpha {ALPHA:g})"
+            for n in worse
+        ]
+        if recurs:
+            reasons.append(f"{recurrence} new corrections of the source class since release")
+        return MonitorDecision.roll_back, reasons
+    if smaller_slice < MIN_SLICE:
+        why = f"underpowered: fewer than {MIN_SLICE} decisions per slice; window stays open"
+        return MonitorDecision.keep, [why]
+    if matched == 0:
+        return MonitorDecision.retire, ["no decision in the window falls under it"]
+    if done >= n_days:
+        why = f"window closed: no evaluator worse at any of its {n_days} daily looks; keep"
+        return MonitorDecision.keep, [why]
+    return MonitorDecision.keep, [
+        f"no evidence of harm yet: no evaluator worse at {done} of {n_days} daily looks; "
+        "no recurrence; window stays open"
+    ]
+
+
+def _thresholds() -> dict[str, float]:
+    """The levels and tolerances the verdict was decided with (recorded on it)."""
+    return {
+        "alpha": ALPHA,
+        **{f"alpha_{n}": a for n, a in seq.SHARES.items()},
+        "alpha_recurrence": seq.RECURRENCE_SHARE,
+        "utility_tolerance": UTILITY_TOLERANCE,
+        "cost_rel_tolerance": COST_REL_TOLERANCE,
+        "min_slice": MIN_SLICE,
+        "recurrence_limit": RECURRENCE_LIMIT,
+    }
 
 
 def act_on_verdict(

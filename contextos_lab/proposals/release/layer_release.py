@@ -18,6 +18,7 @@ from contextos_lab.proposals.release.lint import active_rules, rule_conflicts
 from contextos_lab.proposals.release.reviews import Reviews, author_of, check_reviews, verdict_map
 from contextos_lab.proposals.release.rule_lifecycle import stamp_release
 from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
+from contextos_lab.schemas.review import ReviewVerdict
 from contextos_lab.schemas.strategy import ReplayVerdict, StrategyRule
 
 S = LifecycleStatus
@@ -55,6 +56,46 @@ def layer_refusals(
     return out
 
 
+def _stale_or_unsourced(
+    rule: StrategyRule,
+    verdict: ReplayVerdict | None,
+    layers: LayerRegistry,
+    feedback_ids: tuple[str, ...],
+    *,
+    refused: bool,
+) -> list[str]:
+    """A replay older than the live layer; no feedback lineage (named only when nothing else
+    refused the release)."""
+    reasons = []
+    if verdict is not None and rule.adjustment is not None:
+        moved = layers.activated_since(rule.adjustment.layer.value, verdict.computed_at)
+        if moved:
+            reasons.append(
+                f"the layer changed since the replay ({moved[-1]} is live): replay it again"
+            )
+    if not refused and not reasons and not feedback_ids:
+        reasons.append(f"no feedback lineage under {rule.trigger.get('from_insight')}")
+    return reasons
+
+
+def _advanced(
+    rule: StrategyRule, valid: dict[str, ReviewVerdict], approver_id: str, when: datetime
+) -> list[StrategyRule]:
+    """The rule as proposed, then reviewed (naming the reviews), approved and released."""
+    versions = [rule]
+    reviewed = ", ".join(f"{k}={v}" for k, v in sorted(verdict_map(valid).items()))
+    for target, why in (
+        (S.reviewed, f"reviewers approve: {reviewed}"),
+        (S.approved, None),
+        (S.released, None),
+    ):
+        rule = advance(
+            rule, target, actor=approver_id, approver_id=approver_id, at=when, rationale=why
+        )
+        versions.append(rule)
+    return versions
+
+
 def release_layer_rule(
     rule: StrategyRule,
     approver_id: str | None,
@@ -79,14 +120,7 @@ def release_layer_rule(
     )
     active = [r for r in active_rules(store) if r.rule_id != supersedes]
     reasons = layer_refusals(rule, approver_id, review_reasons, active, verdict)
-    if verdict is not None and rule.adjustment is not None:
-        moved = layers.activated_since(rule.adjustment.layer.value, verdict.computed_at)
-        if moved:
-            reasons.append(
-                f"the layer changed since the replay ({moved[-1]} is live): replay it again"
-            )
-    if not reasons and not feedback_ids:
-        reasons.append(f"no feedback lineage under {rule.trigger.get('from_insight')}")
+    reasons += _stale_or_unsourced(rule, verdict, layers, feedback_ids, refused=bool(reasons))
     if reasons:
         raise ReleaseRefused(rule.rule_id, reasons)
     assert rule.adjustment is not None and approver_id and verdict is not None
@@ -94,21 +128,9 @@ def release_layer_rule(
     baseline = layers.active(layer)
     rules = {k: v for k, v in baseline.rules.items() if k != supersedes}
     new = LayerState(layer, layers.next_version(layer), {**rules, rule.rule_id: _entry(rule)})
-    versions = [rule]
-    r = rule
-    for target, why in (
-        (
-            S.reviewed,
-            "reviewers approve: "
-            + ", ".join(f"{k}={v}" for k, v in sorted(verdict_map(valid).items())),
-        ),
-        (S.approved, None),
-        (S.released, None),
-    ):
-        r = advance(r, target, actor=approver_id, approver_id=approver_id, at=when, rationale=why)
-        versions.append(r)
+    versions = _advanced(rule, valid, approver_id, when)
     versions[-1] = stamp_release(
-        r,
+        versions[-1],
         when=when,
         approver_id=approver_id,
         baseline_ref=baseline.ref,

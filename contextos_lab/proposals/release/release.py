@@ -185,32 +185,13 @@ def release_proposal(
     assert verdict is not None and approver_id
     actor = actor or approver_id
     store.append_many([r for r in valid.values() if store.find(r.review_id) is None])
-    p = attach_reviews(proposal, valid, store=store)
-    versions = []
-    if p.status == S.ready_for_review:
-        p = advance(p, S.reviewed, actor=actor, at=when, rationale="reviewers approve")
-        versions.append(p)
-    if p.status == S.reviewed:
-        p = advance(p, S.approved, actor=actor, approver_id=approver_id, at=when)
-        versions.append(p)
-    p = advance(p, S.released, actor=actor, approver_id=approver_id, at=when)
-    versions.append(p)
+    versions = _to_released(attach_reviews(proposal, valid, store=store), actor, approver_id, when)
+    p = versions[-1]
     new = apply_patch(live, p.patch)
     new = new.model_copy(update={"version": bundles.next_version(live.bundle_id)})
-    rule = StrategyRule(
-        rule_id=_rule_id(p, when),
-        proposal_id=p.proposal_id,
-        applies_to=dict(p.patch.body.get("applies_to", {})),
-        trigger={"from_insight": p.insight_id},
-        patch=p.patch,
-        release_gate_target=p.patch.body.get("applies_to", {}).get("intent"),
-    )
-    rule_versions = [rule]
-    for target in (S.reviewed, S.approved, S.released):
-        rule = advance(rule, target, actor=actor, approver_id=approver_id, at=when)
-        rule_versions.append(rule)
+    rule_versions = _rule_versions(p, actor, approver_id, when)
     rule_versions[-1] = rule = stamp_release(
-        rule,
+        rule_versions[-1],
         when=when,
         approver_id=approver_id,
         baseline_ref=live.ref,
@@ -224,6 +205,40 @@ def release_proposal(
     if old is not None and old.active:
         supersede(old, rule.rule_id, store=store, actor=actor, at=when)
     return Release(rule=rule, proposal=p, bundle=new, baseline=live)
+
+
+def _to_released(
+    p: StrategyProposal, actor: str, approver_id: str, when: datetime
+) -> list[StrategyProposal]:
+    """Each version the proposal passes through on its way to released (reviewed and approved
+    unless it already is), the released one last."""
+    versions = []
+    if p.status == S.ready_for_review:
+        p = advance(p, S.reviewed, actor=actor, at=when, rationale="reviewers approve")
+        versions.append(p)
+    if p.status == S.reviewed:
+        p = advance(p, S.approved, actor=actor, approver_id=approver_id, at=when)
+        versions.append(p)
+    return [*versions, advance(p, S.released, actor=actor, approver_id=approver_id, at=when)]
+
+
+def _rule_versions(
+    p: StrategyProposal, actor: str, approver_id: str, when: datetime
+) -> list[StrategyRule]:
+    """The released proposal's rule, proposed then reviewed, approved and released."""
+    rule = StrategyRule(
+        rule_id=_rule_id(p, when),
+        proposal_id=p.proposal_id,
+        applies_to=dict(p.patch.body.get("applies_to", {})),
+        trigger={"from_insight": p.insight_id},
+        patch=p.patch,
+        release_gate_target=p.patch.body.get("applies_to", {}).get("intent"),
+    )
+    versions = [rule]
+    for target in (S.reviewed, S.approved, S.released):
+        rule = advance(rule, target, actor=actor, approver_id=approver_id, at=when)
+        versions.append(rule)
+    return versions
 
 
 def _rule_id(proposal: StrategyProposal, when: datetime) -> str:

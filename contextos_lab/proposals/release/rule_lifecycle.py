@@ -12,7 +12,7 @@ from typing import Any
 
 from contextos_lab.proposals.policy.bundle import PolicyBundle, apply_patch
 from contextos_lab.proposals.policy.registry import BundleRegistry
-from contextos_lab.schemas.lifecycle import LifecycleStatus, advance
+from contextos_lab.schemas.lifecycle import ROLLBACK_RATIONALE, LifecycleStatus, advance
 from contextos_lab.schemas.strategy import (
     EffectiveWindow,
     Lineage,
@@ -97,13 +97,13 @@ def rollback(
         layers = LayerRegistry.beside(bundles.root)
         restored = rollback_layer(rule, layers, actor=actor, reason=reason)
         closed = _close_rule(
-            rule, S.retired, store=store, actor=actor, reason=f"rollback: {reason}", at=when
+            rule, S.retired, store=store, actor=actor, reason=ROLLBACK_RATIONALE + reason, at=when
         )
         return closed, restored  # type: ignore[return-value]
     baseline = bundles.resolve(rule.pinned_baseline)
     bundles.activate(baseline, actor=actor, reason=f"rollback {rule.rule_id}", rule_id=rule.rule_id)
     closed = _close_rule(
-        rule, S.retired, store=store, actor=actor, reason=f"rollback: {reason}", at=when
+        rule, S.retired, store=store, actor=actor, reason=ROLLBACK_RATIONALE + reason, at=when
     )
     return closed, bundles.active(baseline.bundle_id)
 

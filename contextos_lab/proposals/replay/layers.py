@@ -131,6 +131,36 @@ def _scores(record_approves: bool, digest: str, reference: str | None) -> dict[s
     }
 
 
+def _replay_one(
+    replayer: Replayer,
+    g: GoldenCase,
+    base_adj: list[dict[str, Any]],
+    cand_adj: list[dict[str, Any]],
+) -> tuple[ReplayDetail, dict[str, float], bool]:
+    """One golden replayed on the live layer and with the rule: how its outcome moved, the
+    evaluators' deltas, and whether it still misses the golden's expected outcome."""
+    C = ReplayClassification
+    (base, base_d), (cand, cand_d) = (
+        decide(replayer, g.record, base_adj),
+        decide(replayer, g.record, cand_adj),
+    )
+    ref = g.expected_hash or g.record.outputs_hash
+    missed = False
+    if base == cand:
+        cls, note = C.unchanged_baseline, None
+        if g.expected_hash is not None and cand != g.expected_hash:
+            missed = True
+            note = f"{EXPECTED_MISSED}: stays {cand_d}"
+    elif g.expected_hash is not None and cand == g.expected_hash:
+        cls, note = C.changed_to_expected, "changed to the golden's expected outcome"
+    else:
+        cls, note = C.changed_unexpected, "changed, but not to an expected outcome"
+    sb = _scores(base_d == "approve", base, ref)
+    sc = _scores(cand_d == "approve", cand, ref)
+    delta = {k: sc[k] - sb[k] for k in EVALUATORS}
+    return ReplayDetail(trace_id=g.trace_id, classification=cls, note=note), delta, missed
+
+
 def run_layer_replay(
     rule: StrategyRule,
     layers: LayerRegistry,
@@ -153,7 +183,6 @@ def run_layer_replay(
     baseline = layers.active(layer)
     base_adj = entries(baseline, without=supersedes)
     cand_adj = entries(baseline, rule, without=supersedes)
-    C = ReplayClassification
     details, deltas = [], []
     drift = []
     missed = 0
@@ -161,24 +190,10 @@ def run_layer_replay(
         recorded = g.record.outputs_hash
         if recorded is not None and decide(replayer, g.record, [])[0] != recorded:
             drift.append(g.trace_id)
-        (base, base_d), (cand, cand_d) = (
-            decide(replayer, g.record, base_adj),
-            decide(replayer, g.record, cand_adj),
-        )
-        ref = g.expected_hash or g.record.outputs_hash
-        if base == cand:
-            cls, note = C.unchanged_baseline, None
-            if g.expected_hash is not None and cand != g.expected_hash:
-                missed += 1
-                note = f"{EXPECTED_MISSED}: stays {cand_d}"
-        elif g.expected_hash is not None and cand == g.expected_hash:
-            cls, note = C.changed_to_expected, "changed to the golden's expected outcome"
-        else:
-            cls, note = C.changed_unexpected, "changed, but not to an expected outcome"
-        sb = _scores(base_d == "approve", base, ref)
-        sc = _scores(cand_d == "approve", cand, ref)
-        deltas.append({k: sc[k] - sb[k] for k in EVALUATORS})
-        details.append(ReplayDetail(trace_id=g.trace_id, classification=cls, note=note))
+        detail, golden_delta, golden_missed = _replay_one(replayer, g, base_adj, cand_adj)
+        details.append(detail)
+        deltas.append(golden_delta)
+        missed += golden_missed
     if drift:
         raise BaselineDrift(
             f"the {layer} replayer with no adjustment does not reproduce the recorded outputs "

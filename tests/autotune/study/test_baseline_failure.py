@@ -6,7 +6,7 @@ from __future__ import annotations
 import optuna
 import pytest
 
-from contextos_lab.autotune.objective import ScoringFailure
+from contextos_lab.autotune.objective import RunError, ScoringFailure
 from contextos_lab.autotune.study.baseline import (
     HarnessProtocolError,
     HarnessUnreachable,
@@ -15,6 +15,7 @@ from contextos_lab.autotune.study.baseline import (
 from contextos_lab.autotune.study.trial_run import FAIL_CODE
 from contextos_lab.errors import EXIT_HARNESS, EXIT_PROTOCOL
 from contextos_lab.harness.program.result_lines import PROTOCOL_ERROR
+from contextos_lab.harness.protocol import Fault
 
 
 def _failed(attrs: dict[str, object]) -> optuna.trial.FrozenTrial:
@@ -47,6 +48,10 @@ def test_over_budget_is_unreachable() -> None:
 
 
 def test_every_run_errored_carries_the_protocol_status_typed() -> None:
-    assert ScoringFailure.errored(f"{PROTOCOL_ERROR}: line 2: not JSON").code == EXIT_PROTOCOL
-    assert ScoringFailure.errored("TimeoutError: no answer").code == EXIT_HARNESS
+    protocol = RunError(f"{PROTOCOL_ERROR}: line 2: not JSON", Fault.protocol)
+    assert ScoringFailure.errored(protocol).code == EXIT_PROTOCOL
+    assert ScoringFailure.errored(RunError("TimeoutError: no answer")).code == EXIT_HARNESS
     assert ScoringFailure.errored(None).code == EXIT_HARNESS
+    # the words alone decide nothing: a harness's own error quoting the phrase is not a fault
+    quoted = RunError(f"upstream: {PROTOCOL_ERROR}")
+    assert ScoringFailure.errored(quoted).code == EXIT_HARNESS

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
 from contextos_lab.harness.program.result_lines import PROTOCOL_ERROR, ResultLines
+from contextos_lab.harness.protocol import Fault, RunResult, fault_of
 
 IDS = ["c1", "c2", "c3"]
 
@@ -44,6 +46,8 @@ def test_every_case_gets_one_row_and_first_valid_answers_survive(lines: list[str
         else:
             assert row["error"] and row["latency_ms"] is None
             assert row["error"] == "missing" or row["error"].startswith(PROTOCOL_ERROR)
+            # the fault is typed where it is detected: a refused line, never a missing one
+            assert (row["fault"] is Fault.protocol) == (row["error"] != "missing")
     assert parsed.complete(IDS) == (not parsed.problems and len(first_valid) == len(IDS))
 
 
@@ -61,3 +65,25 @@ def test_a_null_latency_on_an_answered_line_is_a_protocol_error() -> None:
                             "latency_ms": None}))  # fmt: skip
     (row,) = parsed.rows_for(["c1"], "missing")
     assert row["error"].startswith(PROTOCOL_ERROR) and "latency_ms" in row["error"]
+    assert row["fault"] is Fault.protocol
+
+
+def test_the_words_of_a_programs_error_decide_no_fault() -> None:
+    """A program's own error quoting the phrase, or sending a `fault` field, is the program's
+    error: only the kit types a protocol fault (the field goes under `attributes`)."""
+    parsed = ResultLines(["c1"])
+    parsed.feed(json.dumps({"case_id": "c1", "decision": "", "output_text": "", "tokens": 0,
+                            "latency_ms": None, "error": f"{PROTOCOL_ERROR}: upstream said so",
+                            "fault": "protocol"}))  # fmt: skip
+    (row,) = parsed.rows_for(["c1"], "missing", missing_fault=None)
+    assert row["fault"] is None and row["attributes"] == {"fault": "protocol"}
+
+
+def test_a_result_stored_before_the_fault_field_reads_as_no_fault() -> None:
+    """Cached results and run layouts written before `fault` existed lack it: read, not
+    refused, and never a protocol fault (even when their reason quotes the phrase)."""
+    old = {"case_id": "c1", "decision": "", "output_text": "", "tokens": 0, "latency_ms": None,
+           "wall_ms": 0.0, "error": f"{PROTOCOL_ERROR}: line 1"}  # fmt: skip
+    assert RunResult.model_validate(old).fault is None
+    frame = pd.DataFrame([old, {**old, "fault": Fault.protocol}])  # a cache read beside new rows
+    assert [fault_of(f) for f in frame["fault"]] == [None, Fault.protocol]
