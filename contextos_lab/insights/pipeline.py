@@ -23,6 +23,7 @@ from contextos_lab.insights.attribution.runs import COLUMNS as ATTRIBUTION_COLUM
 from contextos_lab.insights.attribution.runs import failed_rows, trace_attribution
 from contextos_lab.insights.findings import DEFAULT_FAMILY, Candidate, family_of_inputs, hold
 from contextos_lab.insights.notes.research_queue import ResearchCandidate, research_candidates
+from contextos_lab.insights.report_json import as_dict, report_parts, write_report_json
 from contextos_lab.insights.routing import routing_frame
 from contextos_lab.insights.runs.insights import (
     RULES,
@@ -43,7 +44,7 @@ from contextos_lab.loaders.otlp import Trace, TraceLoadResult, new_result
 from contextos_lab.loaders.quarantine import QuarantinedRow
 from contextos_lab.loaders.registry import get_loader
 from contextos_lab.loaders.who_and_when import ANNOTATOR
-from contextos_lab.schemas.base import EnvelopeList, canonical_json
+from contextos_lab.schemas.base import EnvelopeList
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.schemas.insight import MIN_CLUSTER_SIZE, Insight, InsightCluster
@@ -250,30 +251,8 @@ class ClusterReport:
         return pd.DataFrame(series).fillna(0).astype(int).sort_index()
 
     def to_json(self) -> dict[str, Any]:
-        text = None
-        if self.text is not None:
-            text = {
-                "backend": self.text.backend,
-                "k": self.text.k,
-                "silhouette": self.text.silhouette,
-                "decision": self.text.decision,
-                "agreement": self.text.agreement,
-                "clusters": self.text.clusters.to_dict("records"),
-            }
-        return {
-            "split": self.split.to_dict(),
-            "failure_table": self.failures.to_dict("records"),
-            "insight_clusters": [c.model_dump(mode="json") for c in self.clusters],
-            "insights": [i.model_dump(mode="json") for i in self.insights],
-            "routing": self.routing.to_dict("records"),
-            "research_candidates": [c.model_dump(mode="json") for c in self.candidates],
-            "text_clusters": text,
-            "quarantined": len(self.quarantined),
-            "feedback_without_record": self.feedback_without_record.to_dict("records"),
-            "heldout": self.heldout,
-            "attributions": self.attributions.to_dict("records"),
-            "mechanism_clusters": self.mechanisms.to_dict("records"),
-        }
+        """The report as `insights.json` holds it (`write_report` writes it piece by piece)."""
+        return as_dict(report_parts(self))
 
 
 def analyse(
@@ -398,6 +377,5 @@ def _annotation_labels(runs: pd.DataFrame, feedback: Sequence[FeedbackEntry]) ->
 
 def write_report(report: ClusterReport, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "insights.json"
-    path.write_text(canonical_json(report.to_json()) + "\n", encoding="utf-8")
-    return path
+    # streamed: the same bytes as canonical_json(report.to_json()), never all in memory at once
+    return write_report_json(report, out_dir / "insights.json")
