@@ -25,6 +25,7 @@ from contextos_lab.insights.findings import DEFAULT_FAMILY, Candidate, family_of
 from contextos_lab.insights.notes.research_queue import ResearchCandidate, research_candidates
 from contextos_lab.insights.report_json import as_dict, report_parts, write_report_json
 from contextos_lab.insights.routing import routing_frame
+from contextos_lab.insights.run_rows import RunRows
 from contextos_lab.insights.runs.insights import (
     RULES,
     failure_table,
@@ -52,7 +53,8 @@ from contextos_lab.schemas.insight import MIN_CLUSTER_SIZE, Insight, InsightClus
 
 @dataclass
 class Loaded:
-    records: list[DecisionRecord] = field(default_factory=list)
+    #: A list, or (`insights.corpus`, a whole corpus) the records kept as columns.
+    records: list[DecisionRecord] | RunRows = field(default_factory=list)
     feedback: list[FeedbackEntry] = field(default_factory=list)
     traces: list[Trace] = field(default_factory=list)
     quarantined: list[QuarantinedRow] = field(default_factory=list)
@@ -116,7 +118,7 @@ def load_sources(sources: str | Path | Sequence[str | Path], loader: str | None 
                 int(parts[1]) if len(parts) > 1 else 45, int(parts[2]) if len(parts) > 2 else 7
             )
             result = load_runs(runs, source, times)
-            loaded.records += list(result.records)
+            loaded.records.extend(list(result.records))
             loaded.feedback += list(result.feedback)
             loaded.traces += result.traces
             loaded.quarantined += result.quarantined
@@ -128,7 +130,7 @@ def load_sources(sources: str | Path | Sequence[str | Path], loader: str | None 
         groups = {loader: files_of(Path(source))} if loader else group_by_kind([Path(source)])
         for kind, files in groups.items():
             result = loader_for(kind)(files)
-            loaded.records += list(result.records)
+            loaded.records.extend(list(result.records))
             loaded.feedback += list(result.feedback)
             loaded.traces += result.traces
             loaded.quarantined += result.quarantined
@@ -153,7 +155,7 @@ def load_synthetic(source: str, loaded: Loaded) -> None:
     from contextos_lab.harness.reference.synthetic_feedback import support_desk
 
     records, feedback = support_desk(n, seed)
-    loaded.records += records
+    loaded.records.extend(records)
     loaded.feedback += feedback
     loaded.sources.append({"source": source, "kind": "synthetic", "records": n})
 
@@ -273,12 +275,15 @@ def analyse(
     """
     m = check_min_cluster_size(min_cluster_size)
     split = SplitSpec(heldout_fraction)
-    records = [r for r in loaded.records if since is None or r.decided_at >= since]
     observed = [f for f in loaded.feedback if f.signed_by not in ANSWER_KEY_SIGNERS]
-    runs = runs_frame(records, observed, split)
+    runs = runs_frame(_records_frame(loaded.records, since), observed, split)
     fb_split = split.assign(f.trace_id for f in observed).to_numpy()
     feedback = [f for f, s in zip(observed, fb_split, strict=True) if s == SEARCH]
-    traced = {r.trace_id for r in loaded.records}
+    traced = (
+        set(loaded.records.trace_ids())
+        if isinstance(loaded.records, RunRows)
+        else {r.trace_id for r in loaded.records}
+    )
     unmatched = pd.DataFrame(
         [
             (f.id, f.trace_id, f.decision_record_id, s)
@@ -293,7 +298,7 @@ def analyse(
     free = [f for f in feedback if f.decision_record_id not in failed_ids]
     # Each source on its own (baselines, windows, FDR family): a source's figures never change
     # because another source's files were loaded beside it.
-    family_of = {r.record_id: family_of_inputs(r.inputs) for r in records}
+    family_of = dict(zip(runs["record_id"], runs["inputs"].map(family_of_inputs), strict=True))
     by_family: dict[str, list[FeedbackEntry]] = {}
     for f in free:
         by_family.setdefault(family_of.get(f.decision_record_id, DEFAULT_FAMILY), []).append(f)
@@ -349,6 +354,14 @@ def analyse(
         attributions=attributions,
         mechanisms=mechanisms,
     )
+
+
+def _records_frame(records: list[DecisionRecord] | RunRows, since: datetime | None) -> pd.DataFrame:
+    """The records decided at or after `since` as a frame (`RunRows`: from its columns)."""
+    if isinstance(records, RunRows):
+        return records.frame(since)
+    kept = [r for r in records if since is None or r.decided_at >= since]
+    return EnvelopeList(kept, DecisionRecord).to_frame()
 
 
 def _attributed(
