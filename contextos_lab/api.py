@@ -223,7 +223,7 @@ RESEARCH: dict[str, str] = {
     "cluster_parquet": "contextos_lab.insights.out_of_core",
     "ClusterReport": "contextos_lab.insights.pipeline",
     "analyse": "contextos_lab.insights.pipeline",
-    "load_sources": "contextos_lab.insights.pipeline",
+    "load_sources": "contextos_lab.insights.sources",
     "write_report": "contextos_lab.insights.pipeline",
     "agent_phase_purity": "contextos_lab.insights.quality",
     "coverage": "contextos_lab.insights.quality",
@@ -485,7 +485,7 @@ if TYPE_CHECKING:  # what a user's type checker reads; at run time `__getattr__`
     )
     from contextos_lab.insights.findings.overlap import MERGE_AT, containment
     from contextos_lab.insights.out_of_core import cluster_parquet
-    from contextos_lab.insights.pipeline import ClusterReport, analyse, load_sources, write_report
+    from contextos_lab.insights.pipeline import ClusterReport, analyse, write_report
     from contextos_lab.insights.quality import agent_phase_purity, coverage, duplicates, member_runs
     from contextos_lab.insights.quality import (
         tau_action_diff_agreement as tau_action_diff_agreement,
@@ -494,6 +494,7 @@ if TYPE_CHECKING:  # what a user's type checker reads; at run time `__getattr__`
     from contextos_lab.insights.runs.insights import (
         run_insight_candidates as run_insight_candidates,
     )
+    from contextos_lab.insights.sources import load_sources
     from contextos_lab.insights.split import SEARCH
     from contextos_lab.insights.synthesize import synthesize_insights
     from contextos_lab.loaders.detect import files_of, group_by_kind

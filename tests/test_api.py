@@ -26,7 +26,7 @@ def test_the_api_is_listed_and_lazy() -> None:
 
 
 def test_load_insights_and_feedback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from contextos_lab.insights.pipeline import load_sources
+    from contextos_lab.insights.sources import load_sources
 
     assert main(["cluster", "synthetic:300:3", "--out", str(tmp_path / "c")]) == 0
     insights = cl.load_insights(tmp_path / "c")

@@ -54,8 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _annotated(folder: str) -> list[Any]:
     from contextos_lab.insights.attribution.scoring import annotated_runs
-    from contextos_lab.insights.pipeline import load_sources
     from contextos_lab.insights.runs.columns import runs_frame
+    from contextos_lab.insights.sources import load_sources
 
     if not Path(folder).exists():
         raise UserError(f"no such file or folder: {folder}")

@@ -58,7 +58,7 @@ def _state_files(out: Path) -> dict[str, str]:
 def ingest_sample(out: Path, source: str) -> str:
     """Write the sample history as JSON lines and ingest it through the loaders into the store."""
     from contextos_lab.domain.active import active_project, use_project
-    from contextos_lab.insights.pipeline import load_sources
+    from contextos_lab.insights.sources import load_sources
     from contextos_lab.loaders.ingest import store_loaded
     from contextos_lab.loaders.records import load_records
     from contextos_lab.store.anchor import retire_anchor

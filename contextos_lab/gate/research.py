@@ -54,7 +54,7 @@ def load_candidates(insights_json: str | Path) -> list[ResearchCandidate]:
 
 def heldout_runs(sources: Sequence[str], split: SplitSpec) -> pd.DataFrame:
     """The held-out split of the sources' runs, recomputed from the declared split."""
-    from contextos_lab.insights.pipeline import load_sources
+    from contextos_lab.insights.sources import load_sources
 
     loaded = load_sources(list(sources))
     runs = runs_frame(loaded.records, loaded.feedback, split)

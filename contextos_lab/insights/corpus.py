@@ -25,7 +25,8 @@ from typing import Any, TypeVar
 from contextos_lab.insights.attribution.protocol import Attributor
 from contextos_lab.insights.attribution.registry import get_attributor
 from contextos_lab.insights.attribution.runs import trace_attribution
-from contextos_lab.insights.pipeline import Loaded, as_source_list, load_synthetic, loader_for
+from contextos_lab.insights.run_rows import RunRows
+from contextos_lab.insights.sources import Loaded, as_source_list, load_synthetic, loader_for
 from contextos_lab.insights.split import SEARCH, SplitSpec
 from contextos_lab.loaders.detect import detect, files_of
 from contextos_lab.loaders.otlp import TraceLoadResult
@@ -184,7 +185,7 @@ def load_corpus(
         get_loader(loader)  # an unknown name or a bad path: one error, before any reading
     n = workers or default_workers()
     read = ReadFiles(split, attributor, loader)
-    loaded = Loaded()
+    loaded = Loaded(records=RunRows())  # columns, not one model object per run
     pool = ProcessPoolExecutor(n) if n > 1 else None
     try:
         for source in as_source_list(sources):
@@ -206,7 +207,7 @@ def add(loaded: Loaded, source: str, kind: str, parts: Iterable[Summary]) -> Non
     """Append one source's summaries of one format to `loaded`, as `load_sources` would."""
     files = records = quarantined = 0
     for part in parts:
-        loaded.records += part.records
+        loaded.records.extend(part.records)
         loaded.feedback += part.feedback
         loaded.quarantined += part.quarantined
         loaded.attributed.update(part.attributed)

@@ -1,13 +1,12 @@
 """One analysis over loaded sources, shared by notebook 01 and `contextos-lab cluster`.
 
-Sources are paths (tau-bench trajectories, Who&When annotations, OTLP/JSON, OTel SDK, Phoenix,
-Langfuse, LangSmith and MLflow exports, Inspect logs: sniffed by content, see
-`loaders.detect`) or `synthetic[:N[:SEED]]` for the bundled generator.
+Sources are read by `insights.sources` (paths sniffed by content, or `synthetic[:N[:SEED]]`);
+this module clusters them and writes the report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -24,12 +23,17 @@ from contextos_lab.insights.attribution.runs import COLUMNS as ATTRIBUTION_COLUM
 from contextos_lab.insights.attribution.runs import failed_rows, trace_attribution
 from contextos_lab.insights.findings import DEFAULT_FAMILY, Candidate, family_of_inputs, hold
 from contextos_lab.insights.notes.research_queue import ResearchCandidate, research_candidates
+from contextos_lab.insights.report_json import as_dict, report_parts, write_report_json
 from contextos_lab.insights.routing import routing_frame
+from contextos_lab.insights.run_rows import RunRows
 from contextos_lab.insights.runs.insights import (
     RULES,
     failure_table,
     run_insight_candidates,
     runs_frame,
+)
+from contextos_lab.insights.sources import (
+    Loaded,
 )
 from contextos_lab.insights.split import SEARCH, SplitSpec
 from contextos_lab.insights.synthesize import (
@@ -38,125 +42,11 @@ from contextos_lab.insights.synthesize import (
     synthesize_insights,
 )
 from contextos_lab.insights.text_clusters import TextClustering, agreement, cluster_texts
-from contextos_lab.loaders.detect import detect, files_of, group_by_kind
-from contextos_lab.loaders.exports import EXPECTED
-from contextos_lab.loaders.otlp import Trace, TraceLoadResult, new_result
-from contextos_lab.loaders.quarantine import QuarantinedRow
-from contextos_lab.loaders.registry import get_loader
 from contextos_lab.loaders.who_and_when import ANNOTATOR
-from contextos_lab.schemas.base import EnvelopeList, canonical_json
+from contextos_lab.schemas.base import EnvelopeList
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.feedback import FeedbackEntry
 from contextos_lab.schemas.insight import MIN_CLUSTER_SIZE, Insight, InsightCluster
-
-
-@dataclass
-class Loaded:
-    records: list[DecisionRecord] = field(default_factory=list)
-    feedback: list[FeedbackEntry] = field(default_factory=list)
-    traces: list[Trace] = field(default_factory=list)
-    quarantined: list[QuarantinedRow] = field(default_factory=list)
-    sources: list[dict[str, Any]] = field(default_factory=list)
-    #: Trace id → what its trace says about a failed run (`attribution.runs.trace_attribution`),
-    #: filled where the traces are streamed and dropped (`insights.corpus`) instead of kept.
-    attributed: dict[str, dict[str, Any] | None] = field(default_factory=dict)
-
-    def quarantined_frame(self) -> pd.DataFrame:
-        columns = list(QuarantinedRow.model_fields)
-        return pd.DataFrame([q.model_dump() for q in self.quarantined], columns=columns)
-
-
-def sniff(path: Path) -> str:
-    """The format of a file, or of a folder's first trace file, from its content alone."""
-    files = files_of(path)
-    return detect(files[0]) if files else "unknown"
-
-
-def _load_unknown(files: Sequence[Path]) -> TraceLoadResult:
-    result = new_result(files, "unknown")
-    for path in files:
-        result.reject(
-            path,
-            None,
-            None,
-            f"format not recognised from content (expected {EXPECTED} or an Inspect AI eval log)",
-        )
-    return result
-
-
-def loader_for(kind: str) -> Callable[[Sequence[Path]], TraceLoadResult]:
-    """The loader of a detected kind (`loaders.registry`); `unknown` quarantines each file."""
-    return _load_unknown if kind == "unknown" else get_loader(kind)
-
-
-def as_source_list(sources: str | Path | Sequence[str | Path]) -> list[str]:
-    """One path given as a plain string (as `papermill -p sources PATH` passes it) is one
-    source, never a sequence of one-character paths (`/` would walk the whole filesystem)."""
-    if isinstance(sources, (str, Path)):
-        return [str(sources)]
-    return [str(s) for s in sources]
-
-
-def load_sources(sources: str | Path | Sequence[str | Path], loader: str | None = None) -> Loaded:
-    """Load each source; a folder's files are each read by the loader their content calls for,
-    or all by `loader` when one is named (a `loaders.registry` reference: a kind, an installed
-    plug-in's name or `package.module:function`). A single string or Path is one source."""
-    if loader is not None:
-        get_loader(loader)  # an unknown name or a bad path: one error, before any reading
-    loaded = Loaded()
-    for source in as_source_list(sources):
-        if source.startswith("synthetic-runs"):
-            # Who&When-shaped runs of the same desk, through the real loader (the generator
-            # lives beside the reference harness, not in the core)
-            from contextos_lab.harness.reference.synthetic_runs import support_desk_runs
-            from contextos_lab.loaders.who_and_when import load_runs
-
-            parts = source.split(":")
-            runs, times = support_desk_runs(
-                int(parts[1]) if len(parts) > 1 else 45, int(parts[2]) if len(parts) > 2 else 7
-            )
-            result = load_runs(runs, source, times)
-            loaded.records += list(result.records)
-            loaded.feedback += list(result.feedback)
-            loaded.traces += result.traces
-            loaded.quarantined += result.quarantined
-            loaded.sources.append({"source": source, "kind": "synthetic", "records": len(runs)})
-            continue
-        if source.startswith("synthetic"):
-            load_synthetic(source, loaded)
-            continue
-        groups = {loader: files_of(Path(source))} if loader else group_by_kind([Path(source)])
-        for kind, files in groups.items():
-            result = loader_for(kind)(files)
-            loaded.records += list(result.records)
-            loaded.feedback += list(result.feedback)
-            loaded.traces += result.traces
-            loaded.quarantined += result.quarantined
-            loaded.sources.append(
-                {
-                    "source": source,
-                    "kind": kind,
-                    "files": len(files),
-                    "records": len(result.records),
-                    "quarantined": len(result.quarantined),
-                }
-            )
-    return loaded
-
-
-def load_synthetic(source: str, loaded: Loaded) -> None:
-    """`synthetic[:N[:SEED]]`: the bundled generator's records and feedback, added to `loaded`."""
-    parts = source.split(":")
-    n = int(parts[1]) if len(parts) > 1 else 600
-    seed = int(parts[2]) if len(parts) > 2 else 7
-    # the example domain's generator lives beside the reference harness, not in the core
-    from contextos_lab.harness.reference.synthetic_feedback import support_desk
-
-    records, feedback = support_desk(n, seed)
-    loaded.records += records
-    loaded.feedback += feedback
-    loaded.sources.append({"source": source, "kind": "synthetic", "records": n})
-
 
 _UNMATCHED_COLUMNS = ("feedback_id", "trace_id", "decision_record_id", "split")
 #: Signers whose "feedback" is a data set's annotation: the answer key that scores the analysis
@@ -251,30 +141,8 @@ class ClusterReport:
         return pd.DataFrame(series).fillna(0).astype(int).sort_index()
 
     def to_json(self) -> dict[str, Any]:
-        text = None
-        if self.text is not None:
-            text = {
-                "backend": self.text.backend,
-                "k": self.text.k,
-                "silhouette": self.text.silhouette,
-                "decision": self.text.decision,
-                "agreement": self.text.agreement,
-                "clusters": self.text.clusters.to_dict("records"),
-            }
-        return {
-            "split": self.split.to_dict(),
-            "failure_table": self.failures.to_dict("records"),
-            "insight_clusters": [c.model_dump(mode="json") for c in self.clusters],
-            "insights": [i.model_dump(mode="json") for i in self.insights],
-            "routing": self.routing.to_dict("records"),
-            "research_candidates": [c.model_dump(mode="json") for c in self.candidates],
-            "text_clusters": text,
-            "quarantined": len(self.quarantined),
-            "feedback_without_record": self.feedback_without_record.to_dict("records"),
-            "heldout": self.heldout,
-            "attributions": self.attributions.to_dict("records"),
-            "mechanism_clusters": self.mechanisms.to_dict("records"),
-        }
+        """The report as `insights.json` holds it (`write_report` writes it piece by piece)."""
+        return as_dict(report_parts(self))
 
 
 def analyse(
@@ -295,16 +163,15 @@ def analyse(
     """
     m = check_min_cluster_size(min_cluster_size)
     split = SplitSpec(heldout_fraction)
-    records = [r for r in loaded.records if since is None or r.decided_at >= since]
     observed = [f for f in loaded.feedback if f.signed_by not in ANSWER_KEY_SIGNERS]
-    runs = runs_frame(records, observed, split)
+    runs = runs_frame(_records_frame(loaded.records, since), observed, split)
     fb_split = split.assign(f.trace_id for f in observed).to_numpy()
     feedback = [f for f, s in zip(observed, fb_split, strict=True) if s == SEARCH]
     # One observation per failed run: a correction on a run that failed is a second source of
     # that run (its class and text), not a second observation to cluster again.
     failed_ids = set(runs.loc[runs["failed"], "record_id"])
     free = [f for f in feedback if f.decision_record_id not in failed_ids]
-    clusters, candidates = _feedback_insights(free, records, since, m)
+    clusters, candidates = _feedback_insights(free, runs, since, m)
     candidates += run_insight_candidates(
         runs,
         min_cluster_size=m,
@@ -339,11 +206,15 @@ def analyse(
 
 
 def _without_record(
-    observed: Sequence[FeedbackEntry], fb_split: np.ndarray, records: Sequence[DecisionRecord]
+    observed: Sequence[FeedbackEntry],
+    fb_split: np.ndarray,
+    records: Sequence[DecisionRecord] | RunRows,
 ) -> pd.DataFrame:
     """Feedback whose trace has no decision record among the loaded sources (all of them,
     whatever `since` kept)."""
-    traced = {r.trace_id for r in records}
+    traced = (
+        set(records.trace_ids()) if isinstance(records, RunRows) else {r.trace_id for r in records}
+    )
     return pd.DataFrame(
         [
             (f.id, f.trace_id, f.decision_record_id, s)
@@ -356,14 +227,14 @@ def _without_record(
 
 def _feedback_insights(
     free: Sequence[FeedbackEntry],
-    records: Sequence[DecisionRecord],
+    runs: pd.DataFrame,
     since: datetime | None,
     m: int,
 ) -> tuple[EnvelopeList[InsightCluster], list[Candidate]]:
     """Clusters of the search feedback and their insight candidates. Each source on its own
     (baselines, windows, FDR family): a source's figures never change because another
     source's files were loaded beside it."""
-    family_of = {r.record_id: family_of_inputs(r.inputs) for r in records}
+    family_of = dict(zip(runs["record_id"], runs["inputs"].map(family_of_inputs), strict=True))
     by_family: dict[str, list[FeedbackEntry]] = {}
     for f in free:
         by_family.setdefault(family_of.get(f.decision_record_id, DEFAULT_FAMILY), []).append(f)
@@ -395,6 +266,14 @@ def _text_clusters(
     return text
 
 
+def _records_frame(records: list[DecisionRecord] | RunRows, since: datetime | None) -> pd.DataFrame:
+    """The records decided at or after `since` as a frame (`RunRows`: from its columns)."""
+    if isinstance(records, RunRows):
+        return records.frame(since)
+    kept = [r for r in records if since is None or r.decided_at >= since]
+    return EnvelopeList(kept, DecisionRecord).to_frame()
+
+
 def _attributed(
     loaded: Loaded, search_runs: pd.DataFrame, attributor: Attributor | None
 ) -> dict[str, dict[str, Any] | None]:
@@ -421,6 +300,5 @@ def _annotation_labels(runs: pd.DataFrame, feedback: Sequence[FeedbackEntry]) ->
 
 def write_report(report: ClusterReport, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "insights.json"
-    path.write_text(canonical_json(report.to_json()) + "\n", encoding="utf-8")
-    return path
+    # streamed: the same bytes as canonical_json(report.to_json()), never all in memory at once
+    return write_report_json(report, out_dir / "insights.json")

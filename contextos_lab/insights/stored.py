@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from contextos_lab.insights.pipeline import ClusterReport, Loaded
+from contextos_lab.insights.pipeline import ClusterReport
+from contextos_lab.insights.sources import Loaded
 from contextos_lab.schemas.decision import DecisionRecord
 from contextos_lab.schemas.feedback import FeedbackEntry
 

@@ -1,7 +1,7 @@
 """Trace loaders by name: the kinds `loaders.detect` recognises, plus installed plug-ins.
 
 `cluster` and notebook 01 read each file with the loader of the kind its content shows
-(`insights.pipeline.loader_for`), or every file with the one `cluster --loader` / notebook 01's
+(`insights.sources.loader_for`), or every file with the one `cluster --loader` / notebook 01's
 `loader` parameter names; a loader for another format is installed under the entry-point group
 `contextos_lab.loaders` or named as `package.module:function`, and checked with
 `contextos_lab.testing.LoaderContract`. See `contextos_lab.plugins`.

@@ -171,12 +171,19 @@ def envelopes_to_frame(items: Sequence[Envelope], model: type[Envelope]) -> pd.D
 
     Nested values (lists, dicts, sub-models) stay Python objects in `object` columns.
     """
-    import pandas as pd
+    return columns_to_frame(frame_columns(items, model), model)
 
-    dtypes = frame_dtypes(model)
-    columns: dict[str, list[Any]] = {name: [] for name in dtypes}
+
+def frame_columns(
+    items: Iterable[Envelope],
+    model: type[Envelope],
+    columns: dict[str, list[Any]] | None = None,
+) -> dict[str, list[Any]]:
+    """`envelopes_to_frame`'s columns before the frame (appended to `columns` when given), so a
+    long stream of envelopes can be kept as plain columns, not one model object each."""
+    columns = columns if columns is not None else {name: [] for name in frame_dtypes(model)}
     for item in items:
-        for name in dtypes:
+        for name, column in columns.items():
             value = getattr(item, name)
             if isinstance(value, BaseModel):
                 value = value.model_dump(mode="json")
@@ -186,9 +193,16 @@ def envelopes_to_frame(items: Sequence[Envelope], model: type[Envelope]) -> pd.D
                 ]
             elif isinstance(value, Enum):
                 value = value.value
-            columns[name].append(value)
+            column.append(value)
+    return columns
+
+
+def columns_to_frame(columns: dict[str, list[Any]], model: type[Envelope]) -> pd.DataFrame:
+    """The frame of `frame_columns`, dtypes fixed by the model."""
+    import pandas as pd
+
     frame = pd.DataFrame(columns)
-    for name, dtype in dtypes.items():
+    for name, dtype in frame_dtypes(model).items():
         if dtype.startswith("datetime64"):
             frame[name] = pd.to_datetime(frame[name], utc=True).astype(dtype)
         else:

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from contextos_lab.gate import research
-from contextos_lab.insights.pipeline import analyse, load_sources
+from contextos_lab.insights.pipeline import analyse
+from contextos_lab.insights.sources import load_sources
 from contextos_lab.insights.support import Counts, rate_test
 
 

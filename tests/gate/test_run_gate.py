@@ -180,7 +180,8 @@ def test_research_confirmation_records_prior_reads_of_the_trace_split(
 ) -> None:
     """Each gate run that confirms ResearchTask candidates reads the held-out trace split once;
     the count of earlier reads is kept on the run (it goes into every emitted ResearchTask)."""
-    from contextos_lab.insights.pipeline import analyse, load_sources, write_report
+    from contextos_lab.insights.pipeline import analyse, write_report
+    from contextos_lab.insights.sources import load_sources
 
     source = "synthetic:400:7"
     insights = write_report(

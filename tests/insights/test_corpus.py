@@ -15,7 +15,8 @@ import pytest
 from contextos_lab.cli.app import main
 from contextos_lab.insights import corpus
 from contextos_lab.insights.corpus import ReadFiles, load_corpus, ordered_map, stream_source
-from contextos_lab.insights.pipeline import Loaded, analyse, load_sources
+from contextos_lab.insights.pipeline import analyse
+from contextos_lab.insights.sources import Loaded, load_sources
 from contextos_lab.insights.split import SplitSpec
 from contextos_lab.schemas.base import canonical_json
 from tests.insights.attribution.traces import group_chat_run, orchestrated_run, write_runs

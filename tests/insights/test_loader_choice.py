@@ -10,7 +10,7 @@ import pytest
 
 from contextos_lab.cli.app import main
 from contextos_lab.insights.corpus import load_corpus
-from contextos_lab.insights.pipeline import load_sources
+from contextos_lab.insights.sources import load_sources
 from contextos_lab.insights.split import SplitSpec
 from tests.insights import loader_plugin
 from tests.insights.attribution.traces import group_chat_run, orchestrated_run

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from contextos_lab.insights.pipeline import Loaded, analyse, load_sources
+from contextos_lab.insights.pipeline import analyse
+from contextos_lab.insights.sources import Loaded, load_sources
 from contextos_lab.insights.split import HELDOUT, SEARCH
 from tests.factories import decision_record, feedback_entry
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.insights.pipeline import as_source_list, load_sources
+from contextos_lab.insights.sources import as_source_list, load_sources
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "01_failure_clusters.ipynb"

@@ -3,7 +3,7 @@ Who&When loader and give attributed mechanisms; clockless data gets ids with no 
 
 from __future__ import annotations
 
-from contextos_lab.insights.pipeline import load_sources
+from contextos_lab.insights.sources import load_sources
 from contextos_lab.schemas.clock import NO_CLOCK
 from contextos_lab.schemas.ids import new_id
 

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from contextos_lab.cli.app import main
-from contextos_lab.insights.pipeline import analyse, load_sources, sniff, write_report
+from contextos_lab.insights.pipeline import analyse, write_report
 from contextos_lab.insights.runs.insights import find_run_insights, modal_path, runs_frame
+from contextos_lab.insights.sources import load_sources, sniff
 from contextos_lab.loaders.detect import detect
 from contextos_lab.schemas.clock import NO_CLOCK
 

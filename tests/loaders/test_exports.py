@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from contextos_lab.insights.attribution.views import agreement
-from contextos_lab.insights.pipeline import analyse, load_sources
+from contextos_lab.insights.pipeline import analyse
+from contextos_lab.insights.sources import load_sources
 from contextos_lab.loaders.conventions import ROLE
 from contextos_lab.loaders.detect import detect
 from contextos_lab.loaders.exports import load_exports

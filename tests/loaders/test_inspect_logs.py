@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.insights.pipeline import load_sources
+from contextos_lab.insights.sources import load_sources
 from contextos_lab.loaders.detect import detect
 from contextos_lab.loaders.inspect_logs import INSTALL_HINT, load_inspect
 

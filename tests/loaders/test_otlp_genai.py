@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from contextos_lab.insights.pipeline import analyse, load_sources, sniff
+from contextos_lab.insights.pipeline import analyse
+from contextos_lab.insights.sources import load_sources, sniff
 from contextos_lab.loaders.otlp import load_otlp
 
 T0 = 1_760_000_000_000_000_000  # ns

@@ -15,7 +15,8 @@ from contextos_lab.gate.research import ResearchConfirmation, confirm
 from contextos_lab.gate.run_gate import GateCandidate, GateRun
 from contextos_lab.gate.verdict import GateGuardrails, decide
 from contextos_lab.insights.notes.research_queue import ResearchCandidate
-from contextos_lab.insights.pipeline import analyse, load_sources
+from contextos_lab.insights.pipeline import analyse
+from contextos_lab.insights.sources import load_sources
 from contextos_lab.proposals.files.emit import (
     ProposalExists,
     emit,

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.insights.pipeline import analyse, load_sources
+from contextos_lab.insights.pipeline import analyse
+from contextos_lab.insights.sources import load_sources
 
 KEYS = ("mistake_agent", "mistake_step", "mistake_reason")
 

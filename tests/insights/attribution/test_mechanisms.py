@@ -10,7 +10,8 @@ import pytest
 
 from contextos_lab.cli.app import main
 from contextos_lab.insights.attribution.mechanisms import display_names, mechanism_clusters
-from contextos_lab.insights.pipeline import analyse, load_sources
+from contextos_lab.insights.pipeline import analyse
+from contextos_lab.insights.sources import load_sources
 from contextos_lab.loaders.detect import detect
 from tests.insights.attribution.traces import annotate, group_chat_run, orchestrated_run, write_runs
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from contextos_lab.insights.pipeline import analyse, load_sources
+from contextos_lab.insights.pipeline import analyse
 from contextos_lab.insights.runs.insights import find_run_insights, modal_path, runs_frame
+from contextos_lab.insights.sources import load_sources
 from tests.insights.findings.records import run
 
 STATS = ("p_value", "q_value", "rate", "baseline_rate", "rate_ci95", "share_ci95", "standing")

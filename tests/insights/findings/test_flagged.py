@@ -3,8 +3,9 @@ insight whose runs carry it, and such runs are kept out of the annotation-derive
 
 from __future__ import annotations
 
-from contextos_lab.insights.pipeline import analyse, load_sources
+from contextos_lab.insights.pipeline import analyse
 from contextos_lab.insights.runs.insights import find_run_insights, runs_frame
+from contextos_lab.insights.sources import load_sources
 from tests.insights.findings.records import run
 
 FLAG = "step 3 is spoken by Computer_terminal, not by mistake_agent WebSurfer"

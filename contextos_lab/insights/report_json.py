@@ -1,0 +1,121 @@
+"""`insights.json` written piece by piece: the same bytes as `canonical_json(report.to_json())`,
+without the whole report as one dict and one string in memory.
+
+A corpus of 100,000 traces has tens of thousands of attribution rows; as one `to_dict` and one
+`json.dumps` they cost several KB a trace at once (docs/scale.md, "How fast, how much memory").
+Here each top-level key is written in sorted order and each list item by item (frames a chunk
+of rows at a time), so what is held beyond the report is bounded by a chunk. The standard
+library's encoder writes every item; only the joining is ours, with canonical JSON's separators.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from contextos_lab.schemas.base import canonical_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from contextos_lab.insights.pipeline import ClusterReport
+
+#: Rows of a frame turned into dicts at a time.
+CHUNK = 1000
+
+
+class Items:
+    """A list written item by item (`factory` makes a fresh iterator each time it is read)."""
+
+    def __init__(self, factory: Callable[[], Iterable[Any]]) -> None:
+        self.factory = factory
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.factory())
+
+
+def frame_rows(frame: pd.DataFrame, chunk: int = CHUNK) -> Items:
+    """`frame.to_dict("records")`, a chunk of rows at a time (the same values: pandas boxes
+    each one the same way whatever the slice)."""
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for start in range(0, len(frame), chunk):
+            yield from frame.iloc[start : start + chunk].to_dict("records")
+
+    return Items(rows)
+
+
+def dumped(models: Iterable[Any]) -> Items:
+    """Pydantic models' `model_dump(mode="json")`, one at a time."""
+    return Items(lambda: (m.model_dump(mode="json") for m in models))
+
+
+def report_parts(report: ClusterReport) -> dict[str, Any]:
+    """The report's top-level keys; the long lists as `Items`, read when written."""
+    text = None
+    if report.text is not None:
+        text = {
+            "backend": report.text.backend,
+            "k": report.text.k,
+            "silhouette": report.text.silhouette,
+            "decision": report.text.decision,
+            "agreement": report.text.agreement,
+            "clusters": report.text.clusters.to_dict("records"),
+        }
+    return {
+        "split": report.split.to_dict(),
+        "failure_table": frame_rows(report.failures),
+        "insight_clusters": dumped(report.clusters),
+        "insights": dumped(report.insights),
+        "routing": frame_rows(report.routing),
+        "research_candidates": dumped(report.candidates),
+        "text_clusters": text,
+        "quarantined": len(report.quarantined),
+        "feedback_without_record": frame_rows(report.feedback_without_record),
+        "heldout": report.heldout,
+        "attributions": frame_rows(report.attributions),
+        "mechanism_clusters": frame_rows(report.mechanisms),
+    }
+
+
+def as_dict(parts: dict[str, Any]) -> dict[str, Any]:
+    """The parts as one plain dict (`ClusterReport.to_json`)."""
+    return {k: list(v) if isinstance(v, Items) else v for k, v in parts.items()}
+
+
+def write_parts(parts: dict[str, Any], out: TextIO) -> None:
+    """`canonical_json(as_dict(parts))` written to `out` piece by piece (sorted keys, compact
+    separators, non-ASCII as UTF-8)."""
+    out.write("{")
+    for i, key in enumerate(sorted(parts)):
+        out.write(("," if i else "") + json.dumps(key, ensure_ascii=False) + ":")
+        value = parts[key]
+        if not isinstance(value, Items):
+            out.write(canonical_json(value))
+            continue
+        out.write("[")
+        for j, item in enumerate(value):
+            out.write(("," if j else "") + canonical_json(item))
+        out.write("]")
+    out.write("}")
+
+
+def write_report_json(report: ClusterReport, path: Path) -> Path:
+    """`insights.json` at `path`, followed by a newline, as `write_report` always wrote it."""
+    with path.open("w", encoding="utf-8") as out:
+        write_parts(report_parts(report), out)
+        out.write("\n")
+    return path
+
+
+__all__ = [
+    "CHUNK",
+    "Items",
+    "as_dict",
+    "frame_rows",
+    "report_parts",
+    "write_parts",
+    "write_report_json",
+]
