@@ -23,7 +23,7 @@ from contextos_lab.insights.attribution.runs import COLUMNS as ATTRIBUTION_COLUM
 from contextos_lab.insights.attribution.runs import failed_rows, trace_attribution
 from contextos_lab.insights.findings import DEFAULT_FAMILY, Candidate, family_of_inputs, hold
 from contextos_lab.insights.notes.research_queue import ResearchCandidate, research_candidates
-from contextos_lab.insights.report_json import as_dict, report_parts, write_report_json
+from contextos_lab.insights.report_json import as_dict, dumped, frame_rows, write_report_json
 from contextos_lab.insights.routing import routing_frame
 from contextos_lab.insights.run_rows import RunRows
 from contextos_lab.insights.runs.insights import (
@@ -140,9 +140,36 @@ class ClusterReport:
             return pd.DataFrame()
         return pd.DataFrame(series).fillna(0).astype(int).sort_index()
 
+    def parts(self) -> dict[str, Any]:
+        """The report's top-level keys; the long lists as `Items`, read when written."""
+        text = None
+        if self.text is not None:
+            text = {
+                "backend": self.text.backend,
+                "k": self.text.k,
+                "silhouette": self.text.silhouette,
+                "decision": self.text.decision,
+                "agreement": self.text.agreement,
+                "clusters": self.text.clusters.to_dict("records"),
+            }
+        return {
+            "split": self.split.to_dict(),
+            "failure_table": frame_rows(self.failures),
+            "insight_clusters": dumped(self.clusters),
+            "insights": dumped(self.insights),
+            "routing": frame_rows(self.routing),
+            "research_candidates": dumped(self.candidates),
+            "text_clusters": text,
+            "quarantined": len(self.quarantined),
+            "feedback_without_record": frame_rows(self.feedback_without_record),
+            "heldout": self.heldout,
+            "attributions": frame_rows(self.attributions),
+            "mechanism_clusters": frame_rows(self.mechanisms),
+        }
+
     def to_json(self) -> dict[str, Any]:
         """The report as `insights.json` holds it (`write_report` writes it piece by piece)."""
-        return as_dict(report_parts(self))
+        return as_dict(self.parts())
 
 
 def analyse(
@@ -301,4 +328,4 @@ def _annotation_labels(runs: pd.DataFrame, feedback: Sequence[FeedbackEntry]) ->
 def write_report(report: ClusterReport, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     # streamed: the same bytes as canonical_json(report.to_json()), never all in memory at once
-    return write_report_json(report, out_dir / "insights.json")
+    return write_report_json(report.parts(), out_dir / "insights.json")

@@ -20,8 +20,6 @@ from contextos_lab.schemas.base import canonical_json
 if TYPE_CHECKING:
     import pandas as pd
 
-    from contextos_lab.insights.pipeline import ClusterReport
-
 #: Rows of a frame turned into dicts at a time.
 CHUNK = 1000
 
@@ -52,34 +50,6 @@ def dumped(models: Iterable[Any]) -> Items:
     return Items(lambda: (m.model_dump(mode="json") for m in models))
 
 
-def report_parts(report: ClusterReport) -> dict[str, Any]:
-    """The report's top-level keys; the long lists as `Items`, read when written."""
-    text = None
-    if report.text is not None:
-        text = {
-            "backend": report.text.backend,
-            "k": report.text.k,
-            "silhouette": report.text.silhouette,
-            "decision": report.text.decision,
-            "agreement": report.text.agreement,
-            "clusters": report.text.clusters.to_dict("records"),
-        }
-    return {
-        "split": report.split.to_dict(),
-        "failure_table": frame_rows(report.failures),
-        "insight_clusters": dumped(report.clusters),
-        "insights": dumped(report.insights),
-        "routing": frame_rows(report.routing),
-        "research_candidates": dumped(report.candidates),
-        "text_clusters": text,
-        "quarantined": len(report.quarantined),
-        "feedback_without_record": frame_rows(report.feedback_without_record),
-        "heldout": report.heldout,
-        "attributions": frame_rows(report.attributions),
-        "mechanism_clusters": frame_rows(report.mechanisms),
-    }
-
-
 def as_dict(parts: dict[str, Any]) -> dict[str, Any]:
     """The parts as one plain dict (`ClusterReport.to_json`)."""
     return {k: list(v) if isinstance(v, Items) else v for k, v in parts.items()}
@@ -102,10 +72,11 @@ def write_parts(parts: dict[str, Any], out: TextIO) -> None:
     out.write("}")
 
 
-def write_report_json(report: ClusterReport, path: Path) -> Path:
-    """`insights.json` at `path`, followed by a newline, as `write_report` always wrote it."""
+def write_report_json(parts: dict[str, Any], path: Path) -> Path:
+    """`insights.json` at `path` from a report's parts (`ClusterReport.parts`), followed by a
+    newline, as `write_report` always wrote it."""
     with path.open("w", encoding="utf-8") as out:
-        write_parts(report_parts(report), out)
+        write_parts(parts, out)
         out.write("\n")
     return path
 
@@ -114,8 +85,8 @@ __all__ = [
     "CHUNK",
     "Items",
     "as_dict",
+    "dumped",
     "frame_rows",
-    "report_parts",
     "write_parts",
     "write_report_json",
 ]
