@@ -23,6 +23,7 @@ from contextos_lab.api import (
     TOP_K,
     Annotated,
     LinearAttributor,
+    agent_key,
     calibrate_chosen,
     cross_validated,
     fit_model,
@@ -80,11 +81,23 @@ def frozen_setup() -> dict[str, Any]:
     }
 
 
+def summed_agent_top1(atts: list[Any], key: list[Annotated]) -> float | None:
+    """Agent top-1 read as the agent with the largest summed step probability: report only
+    (the frozen reading is the agent the attribution names; both were compared on these data)."""
+    pairs = [(a, str(k.agent)) for a, k in zip(atts, key, strict=True) if k.agent is not None]
+    hits = [
+        a is not None and bool(a.agents) and agent_key(a.agents[0][0]) == agent_key(g)
+        for a, g in pairs
+    ]
+    return sum(hits) / len(pairs) if pairs else None
+
+
 def scored(atts: list[Any], key: list[Annotated]) -> dict[str, Any]:
     rel = reliability(atts, key)
     return {
         "runs": len(key),
         **top_k_agreement(atts, key),
+        "agent_top1_by_summed_probability": summed_agent_top1(atts, key),
         "ece": rel["ece"],
         "reliability": rel["bins"],
         "low_confidence_share": float(np.mean([a is None or a.low_confidence for a in atts])),
@@ -276,6 +289,8 @@ def print_generalisation(g: dict[str, Any], ag_protocol: str) -> None:
             + "".join(f"{'-' if c is None else format(c, '.3f'):>8}" for c in cells)
             + f"{r['ece']:>7.3f}{r['low_confidence_share']:>6.2f}"
         )
+    summed = ", ".join(f"{r['agent_top1_by_summed_probability']:.3f}" for r in rows.values())
+    print(f"agent@1 read as the largest summed step probability (report only): {summed}")
     for label, curve in g["learning_curve"].items():
         meds = "  ".join(
             f"k={k}: {v['median']:.3f} [{v['q25']:.3f}, {v['q75']:.3f}]"

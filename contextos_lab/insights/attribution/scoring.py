@@ -57,7 +57,13 @@ def _key_at(run: RunTrace, position: int) -> str:
 
 
 def _agents(a: Attribution, k: int) -> list[str]:
-    return [agent_key(n) for n, _ in a.agents[:k]] or [agent_key(a.agent)]
+    """The attribution's own agent first (the speaker of its top step: what it names, and what
+    clusters and insights read), then the other agents by summed step probability. Reading
+    top-1 off the summed probabilities instead scored an agent the attribution never named
+    (docs/failure_attribution.md, "What an attribution holds")."""
+    named = agent_key(a.agent)
+    rest = [key for key in (agent_key(n) for n, _ in a.agents) if key != named]
+    return [named, *rest][:k]
 
 
 def _steps(a: Attribution, k: int) -> list[int]:

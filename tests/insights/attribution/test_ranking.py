@@ -77,11 +77,18 @@ def test_the_temperature_sharpens_when_the_top_score_is_right_and_flattens_when_
     assert fit_temperature(sets, [None] * len(sets)) == 1.0
 
 
-def _att(step: int, p: float, steps: tuple[int, ...] = (), agents: tuple[str, ...] = ()):
+def _att(
+    step: int,
+    p: float,
+    steps: tuple[int, ...] = (),
+    agents: tuple[str, ...] = (),
+    named: str | None = None,
+):
+    """An attribution naming `named` (default: the first of `agents`, else "a0")."""
     cands = tuple(Candidate(s, s, f"a{s}", 0.0, 0.0) for s in steps)
     return Attribution(
         "r",
-        "a0",
+        named or (agents[0] if agents else "a0"),
         step,
         "agent",
         "x",
@@ -103,6 +110,16 @@ def test_top_k_agreement_and_ece() -> None:
     rel = reliability(atts, key)
     assert rel["runs"] == 2 and abs(rel["ece"] - 0.4) < 1e-9  # stated 0.9, observed 0.5
     assert trivial_baselines(key)["step_most_common"] == 0.5
+
+
+def test_agent_top1_scores_the_agent_the_attribution_names() -> None:
+    """Top step spoken by the coder, but the checker's two steps hold more summed probability:
+    top-1 scores the named agent (the coder), top-3 adds the others by summed probability."""
+    run = _run()
+    att = _att(1, 0.4, (1, 3, 4), ("Checker_Expert", "Coder_Expert"), named="Coder_Expert")
+    coder, checker = Annotated(run, 1, "Coder_Expert"), Annotated(run, 4, "Checker_Expert")
+    assert top_k_agreement([att], [coder])["agent"] == {"top1": 1.0, "top3": 1.0}
+    assert top_k_agreement([att], [checker])["agent"] == {"top1": 0.0, "top3": 1.0}
 
 
 def test_clusters_count_members_resting_on_low_confidence_attributions() -> None:
