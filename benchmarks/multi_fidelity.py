@@ -28,6 +28,7 @@ stops (`autotune.budget`, `autotune.spend_guard`), measured by `--budgets`; `--r
 keeps the committed studies (that path is unchanged by tiers: a spec without them is no-op).
 
     .venv/bin/python benchmarks/multi_fidelity.py [--seeds 10] [--processes 2] [--reuse-budget]
+        [--tiers steer=front pool=150 ...] [--pairs cheap unrelated]
 """
 
 from __future__ import annotations
