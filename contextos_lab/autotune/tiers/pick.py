@@ -1,13 +1,14 @@
 """Which pooled config the target runs next under the surrogate steer: the one whose optimistic
 prediction adds most to the target's current front (docs/tiers.md, "The surrogate").
 
-Gated by the measured agreement (`autotune.tiers.screen`, `stance`): picks start once a few
-configs ran on both tiers and stop for good once the agreement's upper bound falls below
-`min_agreement` (the screen is then off and the study is racing on the target alone); audit
-trials are always the sampler's, so the correction keeps being learned on configs the surrogate
-did not choose. Until the screen is off, the surrogate is a regression on the config as much as
-on the screen: with tiers that do not agree its screen columns carry nothing and it picks by
-what the pairs taught it about the config.
+Trust is measured twice. Picks start once a few configs ran on both tiers, fitted on the screen
+and the config. Once the screen's agreement is measured below `min_agreement` the screen is off
+(`autotune.tiers.screen`, `stance`): nothing more is screened and the surrogate goes on with the
+config alone, among pooled and freshly drawn configs. Each pick records its prediction, and once
+those predictions are measured not to rank what the target then scored (`surrogate_skill`), the
+picks stop and the study is racing on the target alone. Audit trials are always the sampler's,
+so the surrogate keeps learning on configs it did not choose. With tiers that do not agree the
+screen columns carry nothing and the surrogate picks by what the pairs taught it about the config.
 """
 
 from __future__ import annotations
