@@ -28,6 +28,7 @@ stops (`autotune.budget`, `autotune.spend_guard`), measured by `--budgets`; `--r
 keeps the committed studies (that path is unchanged by tiers: a spec without them is no-op).
 
     .venv/bin/python benchmarks/multi_fidelity.py [--seeds 10] [--processes 2] [--reuse-budget]
+        [--tiers steer=front pool=150 ...] [--pairs cheap unrelated]
 """
 
 from __future__ import annotations
@@ -84,9 +85,9 @@ LEVEL = 0.95
 AT_TRIALS = 25
 #: Screen rules (and their thresholds) ever scored on this benchmark; a rule picked among several
 #: on these seeds is tuned on what scores it, so every one is counted. The default now is the
-#: third; the first two were scored on the cheap pair, seeds 0-2 (the second: 0-9 as well).
+#: eleventh (the surrogate steer); the third is the `front` steer.
 CONFIGURATIONS_COMPARED = {
-    "count": 6,
+    "count": 11,
     "rules": [
         "keep max(min_keep 0.15, 1 - lower bound) by screen dominance rank among screened "
         "configs (the former default; seed 0, then seeds 0-9)",
@@ -100,11 +101,29 @@ CONFIGURATIONS_COMPARED = {
         "the same with up to 16 proposals (not merged: seed 0 never reached 0.95, seeds 1-2 "
         "0.796, 0.735)",
         "up to 16 proposals, the unpicked told without racing_drop (not merged: seed 0 1.475)",
+        "surrogate steer (autotune.tiers.pick: pool 150, optimism 1), picks only once the "
+        "screen is trusted (min_pairs 10): cheap 0.514, 0.605, 0.656 of target-only racing's "
+        "target calls (seeds 0-2); unrelated as target-only racing",
+        "the same with min_pairs 6: cheap 0.572, 1.289, 0.589",
+        "picks from 4 pairs until the screen is off, the pool screened in the baseline trial: "
+        "cheap 0.300, 0.312, 0.448; unrelated 0.354, 0.376, 0.492",
+        "the same, the pool screened in the first trial after the baseline: cheap 0.300, 0.408, "
+        "0.497; unrelated 0.369, 1.421 (picks stopped with the screen off; TPE stalled at 0.94), "
+        "0.507",
+        "the surrogate outlives the screen: once the screen is off it goes on with the config "
+        "columns alone among pooled and freshly drawn configs, and stops when its own picks' "
+        "predictions are measured not to rank the target (the default; cheap 0.300, 0.408, "
+        "0.497, unrelated 0.369, 0.520, 0.507 on seeds 0-2)",
     ],
-    "common": "min_pairs 10, level 0.9, min_agreement 0.2, audit_every 5",
+    "common": "min_pairs 10, level 0.9, min_agreement 0.2, audit_every 5 (the surrogate "
+    "variants: --tiers steer=surrogate, now the default; the front rule: --tiers steer=front)",
     "diagnostics": "not a rule: the default rule with the stand-in's target tier as the screen "
     "at 1/10 of its price (seeds 0-2: 1.081, 0.980, 0.973 of target-only racing's target calls)",
 }
+
+
+#: `Tiers` fields other than the defaults (`--tiers key=value`), set before the pool forks.
+TIER_OPTIONS: dict[str, Any] = {}
 
 
 def tiered_ctx(screen: str | None) -> RunContext:
@@ -118,7 +137,7 @@ def tiered_ctx(screen: str | None) -> RunContext:
         usd_per_1m_input=prices.usd_per_1m_input * SCREEN_PRICE,
         usd_per_1m_output=prices.usd_per_1m_output * SCREEN_PRICE,
     )
-    tiers = Tiers(screen=Tier(harness_kwargs={"tier": screen}, prices=cheap))
+    tiers = Tiers(screen=Tier(harness_kwargs={"tier": screen}, prices=cheap), **TIER_OPTIONS)
     return prepare(ctx.spec.model_copy(update={"tiers": tiers}))
 
 
@@ -154,6 +173,16 @@ def run_tiered(job: tuple[str | None, int, float, int]) -> dict[str, Any]:
     return {**row, "cpu_seconds": round(time.process_time() - cpu0, 1)}
 
 
+def screen_spend(tiers: dict[str, Any]) -> dict[str, Any]:
+    """A trial's screen spend: its own screen and any pool it screened (surrogate steer)."""
+    parts = [tiers.get("screen") or {}, tiers.get("pool") or {}]
+    return {
+        "cases": sum(int(p.get("cases", 0)) for p in parts),
+        "calls": sum(int(p.get("calls", 0)) for p in parts),
+        "usd": sum(float(p.get("usd", 0.0)) for p in parts),
+    }
+
+
 def summarise_study(
     study: optuna.Study, ctx: RunContext, truth: float, screen: str | None, seed: int, secs: float
 ) -> dict[str, Any]:
@@ -163,14 +192,13 @@ def summarise_study(
     rows = []
     for t in sorted(study.trials, key=lambda t: t.number):
         tiers = t.user_attrs.get("tiers") or {}
-        scr = tiers.get("screen") or {}
+        scr = screen_spend(tiers)
         spend = t.user_attrs.get("spend") or {}
         rows.append({
             "number": t.number, "target": case_evaluations(t),
-            "screen_cases": int(scr.get("cases", 0)), "screen_calls": int(scr.get("calls", 0)),
-            "screen_usd": float(scr.get("usd", 0.0)),
-            "target_usd": float(spend.get("usd", 0.0)) - float(scr.get("usd", 0.0)),
-            "target_calls": int(spend.get("calls", 0)) - int(scr.get("calls", 0)),
+            "screen_cases": scr["cases"], "screen_calls": scr["calls"], "screen_usd": scr["usd"],
+            "target_usd": float(spend.get("usd", 0.0)) - scr["usd"],
+            "target_calls": int(spend.get("calls", 0)) - scr["calls"],
             "decided_by": tiers.get("decided_by"), "stance": tiers.get("stance"),
             "complete": t.state.name == "COMPLETE",
             "hv": float(hist["hypervolume"].get(t.number, 0.0)) if t.number in hist.index else 0.0,
@@ -320,7 +348,12 @@ def main() -> None:
     ap.add_argument("--reuse-budget", action="store_true")
     ap.add_argument("--dev", action="store_true", help="truth from search_cost.json (no grid)")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--tiers", nargs="*", default=[], help="Tiers fields, e.g. steer=surrogate")
+    ap.add_argument("--pairs", nargs="+", default=list(PAIRS.values()), help="screens to run")
     args = ap.parse_args()
+    for item in args.tiers:
+        name, _, value = item.partition("=")
+        TIER_OPTIONS[name] = value
     logging.disable(logging.WARNING)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     t0 = time.perf_counter()
@@ -335,9 +368,7 @@ def main() -> None:
     committed, peer = committed_target_only()
     own = range(args.seeds) if args.reference == "run" else range(0)
     jobs: list[tuple[str | None, int, float, int]] = [(None, seed, hv, args.cap) for seed in own]
-    jobs += [
-        (screen, seed, hv, args.cap) for seed in range(args.seeds) for screen in PAIRS.values()
-    ]
+    jobs += [(screen, seed, hv, args.cap) for seed in range(args.seeds) for screen in args.pairs]
     rows: list[dict[str, Any]] = []
     previous = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
     with multiprocessing.get_context("fork").Pool(args.processes) as pool:

@@ -9,7 +9,7 @@ so the spec model does not import the harness path.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -39,7 +39,10 @@ class Tiers(BaseModel):
     member of the target's current front leads it on the screen, on every objective, by more
     than that objective's doubt (`autotune.tiers.steer`), and every `audit_every`-th trial goes
     on whatever the screen says, so the agreement keeps being measured on configs the screen
-    did not pick.
+    did not pick. Under `steer: surrogate` (the default) the screen also runs `pool` configs
+    drawn from the search space, and every trial but the audits runs on the target the pooled
+    config a surrogate fitted on the configs run on both tiers expects to raise the target's
+    front most (`mean - optimism x spread`), until the screen is off (`autotune.tiers.pick`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -55,6 +58,16 @@ class Tiers(BaseModel):
         default=0.2, gt=-1.0, lt=1.0, description="screen stops when the upper bound is below"
     )
     audit_every: int = Field(default=5, ge=2, description="every n-th trial skips the screen")
+    steer: Literal["front", "surrogate"] = Field(
+        default="surrogate", description="surrogate: the target runs what a surrogate fitted "
+        "on both tiers expects to raise its front most, from a pool screened wide "
+        "(autotune.tiers.pick); front: only stop configs a target front member leads on the "
+        "screen",
+    )  # fmt: skip
+    pool: int = Field(default=150, ge=1, description="configs the surrogate steer screens wide")
+    optimism: float = Field(
+        default=1.0, ge=0.0, description="surrogate picks by mean - optimism x spread"
+    )
 
     @model_validator(mode="after")
     def _two_harnesses(self) -> Tiers:

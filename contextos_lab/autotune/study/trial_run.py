@@ -16,6 +16,7 @@ from contextos_lab.autotune.spend_guard import SpendGuard
 from contextos_lab.autotune.study import trial_attrs
 from contextos_lab.autotune.study.trial_claim import ask_claimed
 from contextos_lab.autotune.study.trial_count import _within_budget
+from contextos_lab.autotune.tiers.pick import enqueue_pick
 from contextos_lab.autotune.tiers.screen import screen_step
 from contextos_lab.errors import ContextosError
 
@@ -39,6 +40,7 @@ def run_one_trial(
     if ctx.runs is not None:
         ctx.runs.discard()
     if trial is None:
+        enqueue_pick(ctx, study, baseline)  # tiers, surrogate steer: what the target runs next
         trial = ask_claimed(study)
         while baseline is not None and trial.user_attrs.get("is_baseline"):
             # a baseline a concurrent process enqueued too and nobody took before the real

@@ -9,6 +9,7 @@ import optuna
 import pandas as pd
 
 from contextos_lab.autotune.tiers.agreement import TIERS_ATTR, study_agreement, target_scores
+from contextos_lab.autotune.tiers.pool import PICK_ATTR
 
 
 def tier_frame(study: optuna.Study, objectives: list[str]) -> pd.DataFrame:
@@ -19,18 +20,22 @@ def tier_frame(study: optuna.Study, objectives: list[str]) -> pd.DataFrame:
         if not isinstance(tiers, dict):
             continue
         screen = tiers.get("screen") or {}
+        pool = tiers.get("pool") or {}  # configs screened wide for the surrogate steer
         spend = t.user_attrs.get("spend") or {}
         target = target_scores(t, objectives)
+        calls = int(screen.get("calls", 0)) + int(pool.get("calls", 0))
+        usd = float(screen.get("usd", 0.0)) + float(pool.get("usd", 0.0))
         row: dict[str, Any] = {
             "number": t.number,
             "state": t.state.name,
             "decided_by": tiers.get("decided_by"),
             "stance": tiers.get("stance"),
+            "picked": PICK_ATTR in t.user_attrs,
             "why": tiers.get("why") or tiers.get("stance_why"),
-            "screen_calls": int(screen.get("calls", 0)),
-            "screen_usd": float(screen.get("usd", 0.0)),
-            "target_calls": int(spend.get("calls", 0)) - int(screen.get("calls", 0)),
-            "target_usd": float(spend.get("usd", 0.0)) - float(screen.get("usd", 0.0)),
+            "screen_calls": calls,
+            "screen_usd": usd,
+            "target_calls": int(spend.get("calls", 0)) - calls,
+            "target_usd": float(spend.get("usd", 0.0)) - usd,
         }
         for i, name in enumerate(objectives):
             row[f"screen_{name}"] = (screen.get("scores") or {}).get(name)
@@ -68,6 +73,7 @@ def tier_report(study: optuna.Study, objectives: list[str], level: float = 0.9) 
     return {
         "agreement": agreement.as_dict(),
         "decided_by": {str(k): int(v) for k, v in frame["decided_by"].value_counts().items()},
+        "surrogate_picks": int(frame["picked"].sum()),
         "spend": per_tier,
         "disagreements": disagreements(frame, worst).to_dict(orient="records"),
         "trials": frame[["number", "state", "decided_by", "why"]].to_dict(orient="records"),
@@ -89,7 +95,7 @@ def format_tier_report(report: dict[str, Any]) -> str:
     )
     lines = [
         f"tiers: screen -> target agreement {interval}, {a['n']} configs on both",
-        f"  decided by: {report['decided_by']}",
+        f"  decided by: {report['decided_by']}; surrogate picks: {report['surrogate_picks']}",
         f"  screen: {s['screen']['calls']} calls, ${s['screen']['usd']:.4f}; "
         f"target: {s['target']['calls']} calls, ${s['target']['usd']:.4f}",
     ]

@@ -12,6 +12,10 @@ Stances, from the agreement on configs run on both tiers (`autotune.tiers.agreem
     doubt (`autotune.tiers.steer`); every `audit_every`-th trial goes on regardless, so the
     agreement is still measured on configs the screen did not pick.
 
+Under the surrogate steer (the default, `autotune.tiers.pick`) most trials are the surrogate's
+picks, enqueued with the screen scores the pool measured: they are not screened again and always
+go on; the first trial that screens also screens the pool (`autotune.tiers.pool`).
+
 The baseline and outside proposals always go on (the gate needs the first; the second are only
 dropped when proved infeasible). A config the screen stops ends PRUNED with `racing` stage 0 and
 no target case evaluations; its constraints are the screen's floors plus `racing_drop`, so the
@@ -27,12 +31,13 @@ import numpy as np
 import optuna
 
 from contextos_lab.autotune.context import RunContext
-from contextos_lab.autotune.objective import constraint_values, evaluate_cases
-from contextos_lab.autotune.racing.order import racing_order
-from contextos_lab.autotune.racing.racing import MIN_DROP_MARGIN, fill_unmeasured
+from contextos_lab.autotune.objective import constraint_values
+from contextos_lab.autotune.racing.racing import MIN_DROP_MARGIN
 from contextos_lab.autotune.sampling.local_search import feasible_front
 from contextos_lab.autotune.spec.tiers import Tiers
 from contextos_lab.autotune.tiers.agreement import TIERS_ATTR, Agreement, study_agreement
+from contextos_lab.autotune.tiers.evaluate import screen_config
+from contextos_lab.autotune.tiers.pool import PICK_ATTR, screen_pool
 from contextos_lab.autotune.tiers.steer import beaten_by, lows_text, per_objective_lows
 from contextos_lab.schemas.scorecard import DIRECTIONS, EvaluatorName
 
@@ -129,26 +134,24 @@ def screen_step(
     if mode == "off":
         trial.set_user_attr(TIERS_ATTR, {**record, "screen": None, "decided_by": "target"})
         return
-    screen.cache, screen.read_cache, screen.spend_guard = ctx.cache, ctx.read_cache, ctx.spend_guard
-    rows = racing_order(ctx)[: tiers.n_screen_cases(len(ctx.search))]
-    calls, usd = ctx.meter.calls, ctx.meter.usd
-    got = evaluate_cases(screen, ctx.search.cases.iloc[rows], ctx.space.config(params))
-    per_case = fill_unmeasured(got.scored.per_case)
-    scores = {c: round(float(per_case[c].mean()), 9) for c in per_case.columns}
-    record["screen"] = {
-        "scores": scores,
-        "cases": len(rows),
-        "calls": ctx.meter.calls - calls,
-        "usd": round(ctx.meter.usd - usd, 8),
-        "n_case_errors": got.n_errors,
-    }
+    pick = trial.user_attrs.get(PICK_ATTR)
+    if isinstance(pick, dict):  # a surrogate pick: screened already, in the pool
+        record["screen"] = {"scores": pick["screen"], "cases": 0, "calls": 0, "usd": 0.0,
+                            "n_case_errors": 0, "from_pool": True}  # fmt: skip
+        trial.set_user_attr(TIERS_ATTR, {**record, "decided_by": "target", "why": pick["why"]})
+        return
+    record["screen"] = screen_config(ctx, params)
+    scores = record["screen"]["scores"]
+    if tiers.steer == "surrogate" and baseline is not None:
+        record["pool"] = screen_pool(ctx, trial)
     goes_on, reason = decide(ctx, trial, scores, mode, agreement, baseline)
     record.update(decided_by="target" if goes_on else "screen", why=reason)
     if goes_on:
         trial.set_user_attr(TIERS_ATTR, record)
         return
+    errors = record["screen"]["n_case_errors"]
     racing = {"stage": 0, "n_stages": 0, "case_evaluations": 0, "dropped": f"screen: {reason}",
-              "not_promoted": False, "n_case_errors": got.n_errors}  # fmt: skip
+              "not_promoted": False, "n_case_errors": errors}  # fmt: skip
     trial.set_user_attr(TIERS_ATTR, record)
     trial.set_user_attr("racing", racing)
     for name, value in constraint_values(ctx, scores, None).items():
