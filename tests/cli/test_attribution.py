@@ -61,6 +61,18 @@ def test_bad_weights_and_unannotated_folders_are_one_line(annotated, tmp_path, c
     assert str(bad) in capsys.readouterr().err
 
 
+def test_what_is_not_scored_is_named_on_stderr(annotated, capsys) -> None:
+    """A malformed annotation or an unreadable file was dropped without a word."""
+    bad = json.loads((annotated / "0.json").read_text()) | {"mistake_step": "seven"}
+    (annotated / "0.json").write_text(json.dumps(bad))
+    (annotated / "broken.json").write_text('{"history": [')
+    assert main(["attribution", "score", str(annotated), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["runs"] == 5
+    assert "0.json: field mistake_step: malformed: 'seven'" in captured.err
+    assert f"{annotated / 'broken.json'}:1:" in captured.err and "Traceback" not in captured.err
+
+
 def test_cluster_uses_calibrated_weights_and_restores_the_environment(
     annotated, tmp_path, monkeypatch, capsys
 ) -> None:
