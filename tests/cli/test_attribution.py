@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -122,3 +123,47 @@ def test_cluster_uses_the_attributor_it_is_given_by_name_or_path(
     assert main([*args, "--out", str(tmp_path / "x"), "--attributor", "no-such-judge"]) == 2
     err = capsys.readouterr().err
     assert "unknown attributor 'no-such-judge'" in err and "Traceback" not in err
+
+
+class _Locked:
+    """A plug-in attributor that cannot be pickled (like the llm-judge: a lock, a client)."""
+
+    name = "locked"
+
+    def __init__(self) -> None:
+        from contextos_lab.insights.attribution.registry import default_attributor
+
+        self._lock = threading.Lock()
+        self._inner = default_attributor()
+
+    def attribute(self, run):
+        with self._lock:
+            return self._inner.attribute(run)
+
+
+def locked() -> _Locked:
+    return _Locked()
+
+
+def test_an_attributor_that_cannot_be_pickled_is_used_in_this_process(
+    annotated, tmp_path, capsys
+) -> None:
+    """`cluster --attributor llm-judge` hung on a machine with two cores (the judge was sent to
+    the process pool); the guard keeps a hang from stalling the suite."""
+    from contextos_lab.cli.insights import _pool_workers
+    from contextos_lab.insights.attribution.registry import default_attributor
+
+    assert _pool_workers(default_attributor(), 2) == 2
+    assert _pool_workers(_Locked(), 2) == 1
+    out = tmp_path / "o"
+    args = ["cluster", str(annotated), "--out", str(out), "--heldout-fraction", "0",
+            "--text-backend", "none", "--attributor", f"{__name__}:locked",
+            "--workers", "2"]  # fmt: skip
+    done: list[int] = []
+    run = threading.Thread(target=lambda: done.append(main(args)), daemon=True)
+    run.start()
+    run.join(300)
+    assert done == [0], "cluster hung or failed"
+    assert "cannot go to worker processes" in capsys.readouterr().err
+    used = {a["attributor"] for a in _attributions(json.loads((out / "insights.json").read_text()))}
+    assert used == {"default"}
