@@ -74,6 +74,6 @@ def load_spec(path: str | Path) -> TuningRunSpec:
     p = Path(path)
     raw = read_spec_file(p)
     try:
-        return parse_spec(raw, p.resolve().parent)
+        return parse_spec(raw, p.resolve().parent).with_source(str(p))
     except SpecError as exc:
         raise SpecError(exc.problems, source=str(p)) from exc
