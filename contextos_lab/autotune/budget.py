@@ -14,7 +14,8 @@ Only calls the harness really made are paid (cache hits cost nothing). A trial r
   what is left, other workers' running trials counted at the start estimate. A trial that would
   cross the budget stops at its next stage (pruned, `budget_stopped`) instead of being refused
   up front, so a median-priced start never overshoots: calls never; money never with
-  `usd_per_call_max` set, otherwise only by a config dearer per call than every one paid before.
+  `usd_per_call_max` set and one worker, otherwise only by a config dearer per call than every
+  one paid before (or, with several workers, by running trials dearer than the estimate).
 Economics is priced by the same table.
 """
 
@@ -62,10 +63,10 @@ class Budget(BaseModel):
     usd: float | None = Field(default=None, gt=0)
     calls: int | None = Field(default=None, ge=1)
     wall_s: float | None = Field(default=None, gt=0)
-    #: Dearest possible call (e.g. from the API's max_tokens): a hard bound. Without it the
-    #: next trial's cost per call is estimated as the `COST_QUANTILE` quantile of what paid
-    #: trials cost per call (an estimate: a config dearer than most tried before can
-    #: overshoot by part of one trial; set this when that must never happen).
+    #: Dearest possible call (e.g. from the API's max_tokens): a hard bound on every batch
+    #: (`SpendGuard`). Without it a batch is priced at the dearest call paid so far (a config
+    #: dearer than every one tried before can overshoot by part of one trial; set this when
+    #: that must never happen). A trial's start is priced at what paid calls cost either way.
     usd_per_call_max: float | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
@@ -197,16 +198,20 @@ def calls_estimate(frame: pd.DataFrame, calls_per_trial: int) -> tuple[int, str]
 
 
 def usd_estimate(frame: pd.DataFrame, budget: Budget, calls_per_trial: int) -> tuple[float, str]:
-    """The dollars the next trial is expected to spend, and how that was estimated."""
-    per_call = budget.usd_per_call_max or usd_per_call_estimate(frame)
+    """The dollars the next trial is expected to spend, and how that was estimated. Calls are
+    priced as paid calls were; `usd_per_call_max` (a bound for `SpendGuard`'s batches) only
+    before any call was paid: priced at it, a budget under one full-set trial at the dearest
+    possible call stopped a racing study after its baseline ($0.50 of $12 on the stand-in)."""
+    observed = usd_per_call_estimate(frame)
+    per_call = observed or budget.usd_per_call_max or 0.0
     worst_usd = per_call * calls_per_trial
     paid = frame["usd"][frame["calls"] > 0].to_numpy(dtype=float)
     estimate, worst = _trial_estimate(paid, worst_usd)
     if worst:
         how = (
-            "at usd_per_call_max"
-            if budget.usd_per_call_max
-            else f"at the {COST_QUANTILE:.0%} quantile of the paid trials' cost per call"
+            f"at the {COST_QUANTILE:.0%} quantile of the paid trials' cost per call"
+            if observed
+            else "at usd_per_call_max"
         )
         return worst_usd, f"${worst_usd:.4f} ({calls_per_trial} calls {how})"
     return estimate, (

@@ -73,8 +73,21 @@ def prepare(
 ) -> RunContext:
     """Check the spec against the harness and the sets, then load what a trial needs.
 
-    Raises SpecError listing every problem; nothing has run yet when it does.
+    Raises SpecError listing every problem, naming the spec's file; nothing has run yet.
     """
+    try:
+        return _prepare(spec, harness, evaluate, search, set_checker)
+    except SpecError as exc:
+        raise SpecError(exc.problems, source=spec.source) from exc
+
+
+def _prepare(
+    spec: TuningRunSpec,
+    harness: Harness | None,
+    evaluate: EvaluateFn | None,
+    search: CaseSet | None,
+    set_checker: Callable[[Path, Path], list[str]] | None,
+) -> RunContext:
     spec, harness, surfaces = check_spec(spec, harness=harness, set_checker=set_checker)
     problems: list[str] = []
     if evaluate is None:

@@ -8,6 +8,7 @@ the study reads on its own in optuna-dashboard.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -77,7 +78,7 @@ def execute_and_score(
     ctx.meter.add(execution, prices)
     every_run_errored = len(execution.results) and execution.n_errors == len(execution.results)
     if all_errored_fails and every_run_errored:
-        raise ScoringFailure.errored(first_error(execution))
+        raise ScoringFailure.errored(first_error(execution, results_source(ctx)))
     try:
         scored = score_execution(
             ctx.evaluate,
@@ -111,15 +112,27 @@ def _case_hashes(ctx: RunContext, cases: pd.DataFrame) -> list[str]:
     ]
 
 
-def first_error(execution: Execution) -> RunError | None:
-    """The first errored run (None when nothing errored)."""
+def results_source(ctx: RunContext) -> str:
+    """Where a results row came from, for an error about it: the harness's file and spec path."""
+    try:
+        file = inspect.getsourcefile(type(ctx.harness)) or "<unknown file>"
+    except TypeError:  # a built-in type has no file
+        file = "<unknown file>"
+    return f"{file} (harness {ctx.spec.harness})"
+
+
+def first_error(execution: Execution, source: str = "the harness") -> RunError | None:
+    """The first errored run (None when nothing errored); a `fault` the kit does not know
+    raises `UnknownFault` naming `source`, the case and its repeat."""
     results = execution.results
     errored = error_mask(results).to_numpy()
     if not errored.any():
         return None
     first = int(errored.argmax())
-    fault = fault_of(results["fault"].iat[first]) if "fault" in results else None
-    return RunError(str(results["error"].iat[first]), fault)
+    row = results.iloc[first]
+    where = f"{source}: case {row['case_id']!r}, repeat {row.get('repeat', 0)}"
+    fault = fault_of(row["fault"], where) if "fault" in results else None
+    return RunError(str(row["error"]), fault)
 
 
 class Evaluated(NamedTuple):
@@ -138,7 +151,8 @@ def evaluate_cases(ctx: RunContext, cases: pd.DataFrame, config: Mapping[str, An
     Such a round is scored like any other (the evaluator sees its error rows, as it does for a
     partly errored batch) and written to the run layout before the stage's verdict."""
     scored, execution = execute_and_score(ctx, cases, config, all_errored_fails=False)
-    return Evaluated(scored, execution.n_errors, execution.wall_s, first_error(execution))
+    first = first_error(execution, results_source(ctx))
+    return Evaluated(scored, execution.n_errors, execution.wall_s, first)
 
 
 def score_config(ctx: RunContext, params: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,8 +5,9 @@ makes that safe: before every batch of harness calls (a racing stage or round, a
 it checks that the batch's worst case still fits. The worst case of a batch is every call
 uncached at the dearest known price per call, so a call budget is never exceeded and a money
 budget only by a config dearer per call than every one paid before (never with
-`usd_per_call_max`). A stopped trial is pruned with `budget_stopped` recorded, and the study
-stops there (`budget.budget_stopped`).
+`usd_per_call_max` and one worker: other workers' running trials count at the start
+estimate). A stopped trial is pruned with `budget_stopped` recorded, and the study stops
+there (`budget.budget_stopped`).
 """
 
 from __future__ import annotations

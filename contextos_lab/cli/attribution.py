@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +61,42 @@ def _annotated(folder: str) -> list[Any]:
     if not Path(folder).exists():
         raise UserError(f"no such file or folder: {folder}")
     loaded = load_sources([folder])
-    key = annotated_runs(loaded.traces, runs_frame(loaded.records))
+    records = runs_frame(loaded.records)
+    _say_unusable(loaded, records)
+    key = annotated_runs(loaded.traces, records)
     if not key:
         raise UserError(
             f"{folder}: no failed run with a trace and an annotated step "
             "(mistake_step or failing_step); nothing to calibrate or score"
         )
     return key
+
+
+#: Lines of unusable input printed before "… and N more".
+_SHOWN = 5
+
+
+def _say_unusable(loaded: Any, records: Any) -> None:
+    """On stderr, what in DIR is not scored and why (file, line, field): a file no loader
+    accepts, a failed run whose annotation is malformed. Silently dropping them would score
+    fewer runs than the user gave without a word."""
+    files = {t.trace_id: t.attributes.get("file", t.trace_id) for t in loaded.traces}
+    lines = [
+        f"{q.file}:{q.line}: {q.field or '(whole row)'}: {q.message}" for q in loaded.quarantined
+    ]
+    if "inputs" in records:
+        for trace_id, inputs in zip(records["trace_id"], records["inputs"], strict=True):
+            missing = inputs.get("annotation_missing") if isinstance(inputs, dict) else None
+            lines += [
+                f"{files.get(trace_id, trace_id)}: field {name}: {why}"
+                for name, why in (missing or {}).items()
+                if str(why).startswith("malformed")
+            ]
+    if not lines:
+        return
+    shown = "\n".join(f"  {line}" for line in lines[:_SHOWN])
+    more = f"\n  … and {len(lines) - _SHOWN} more" if len(lines) > _SHOWN else ""
+    print(f"not scored ({len(lines)}):\n{shown}{more}", file=sys.stderr)
 
 
 def _prior(path: str | None) -> tuple[dict[str, float], float, str]:

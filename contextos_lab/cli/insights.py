@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +28,26 @@ if TYPE_CHECKING:  # the synthesiser (pandas, SciPy, statsmodels, scikit-learn) 
 def _run(args: argparse.Namespace) -> int:
     with _attribution_weights(args.attribution_weights):
         return _cluster(args)
+
+
+def _pool_workers(attributor: Any, workers: int) -> int:
+    """The worker processes `attributor` can be sent to: one that cannot be pickled (the
+    llm-judge holds a lock and a cache; many plug-ins hold a client) is used in this process,
+    where its own concurrency, cache and call budget hold for the whole run. Sent to a pool it
+    hung `cluster` without a word."""
+    if workers <= 1:
+        return workers
+    try:
+        pickle.dumps(attributor)
+    except Exception as exc:  # pickling raises TypeError, AttributeError, PicklingError, ...
+        name = getattr(attributor, "name", type(attributor).__name__)
+        print(
+            f"note: attributor {name!r} cannot go to worker processes ({one_line(exc)}); "
+            "files are read in this process",
+            file=sys.stderr,
+        )
+        return 1
+    return workers
 
 
 def _cluster(args: argparse.Namespace) -> int:
@@ -49,8 +70,9 @@ def _cluster(args: argparse.Namespace) -> int:
     try:
         # streamed: each file summarised (failed runs attributed) and its traces dropped
         split = SplitSpec(args.heldout_fraction)
+        workers = _pool_workers(attributor, args.workers)
         loaded = load_corpus(
-            args.sources, split, attributor=attributor, workers=args.workers, loader=args.loader
+            args.sources, split, attributor=attributor, workers=workers, loader=args.loader
         )
         store = None
         if args.store:

@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from contextos_lab.errors import EXIT_PROTOCOL, ContextosError
 from contextos_lab.schemas.base import canonical_json, sha256_hex
 from contextos_lab.schemas.surface import TunableSurface
 
@@ -29,10 +30,27 @@ class Fault(StrEnum):
     protocol = "protocol"
 
 
-def fault_of(value: object) -> Fault | None:
+class UnknownFault(ContextosError, ValueError):
+    """A results row whose `fault` names no `Fault`: the harness put a wrong value in a typed
+    field, a protocol breach (exit 9: deterministic, never worth a retry)."""
+
+    exit_code = EXIT_PROTOCOL
+
+
+def fault_of(value: object, where: str = "a results frame") -> Fault | None:
     """A `fault` cell of a results frame, typed. A frame from before the field existed, or
-    from a harness that does not fill it, says "missing" (absent, None, NaN): no fault."""
-    return Fault(value) if isinstance(value, str) and value else None
+    from a harness that does not fill it, says "missing" (absent, None, NaN): no fault. Any
+    other text raises `UnknownFault` naming `where` (file, row), the field and the value."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return Fault(value)
+    except ValueError:
+        known = ", ".join(repr(f.value) for f in Fault)
+        raise UnknownFault(
+            f"{where}: field `fault`: {value!r} is no fault the kit knows ({known}); leave it "
+            "empty (a harness's own kind of failure goes under `attributes`)"
+        ) from None
 
 
 class RunResult(BaseModel):

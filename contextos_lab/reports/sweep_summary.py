@@ -79,6 +79,11 @@ def trials_table(result: SweepResult) -> pd.DataFrame:
     )
     for name in (e.value for e in result.spec.objectives):
         out[name] = t[name].map(lambda x: "" if x != x else f"{x:.4g}")
+    tiered = {r["number"]: r for r in (result.report.get("tiers") or {}).get("trials", [])}
+    if tiered:  # a tiered study: which tier decided each config, and why
+        decided = [tiered.get(n, {}) for n in t["number"]]
+        out["tier decided"] = [d.get("decided_by") or "" for d in decided]
+        out["why (tiers)"] = [d.get("why") or "" for d in decided]
     return out
 
 
@@ -103,6 +108,10 @@ def summary_markdown(result: SweepResult) -> str:
         "- the search set only: no held-out case was read here",
         "",
     ]
+    if rep.get("tiers"):  # agreement with its interval, decisions, calls and money per tier
+        from contextos_lab.autotune.tiers.report import format_tier_report
+
+        lines += ["### Fidelity tiers", "", "```text", format_tier_report(rep["tiers"]), "```", ""]
     if not result.candidates.empty:
         top = result.candidates.iloc[0]
         base = rep["baseline_scores"]

@@ -53,8 +53,9 @@ def test_money_budget_estimates_from_the_trials_already_paid() -> None:
     # spent $1 at $0.01 a call; the next trial: 100 calls x $0.01 = $1 (not 2 x the dearest)
     assert budget_stop_reason(study, Budget(usd=2.0), 100) is None
     assert "money budget" in str(budget_stop_reason(study, Budget(usd=1.99), 100))
-    assert budget_stop_reason(study, Budget(usd=2.1, usd_per_call_max=0.011), 100) is None
-    assert budget_stop_reason(study, Budget(usd=2.05, usd_per_call_max=0.011), 100) is not None
+    # a hard bound per call prices the guard's batches, not the start: the start as paid
+    assert budget_stop_reason(study, Budget(usd=2.0, usd_per_call_max=0.011), 100) is None
+    assert budget_stop_reason(study, Budget(usd=1.99, usd_per_call_max=0.011), 100) is not None
 
 
 def test_one_dear_trial_does_not_set_the_estimate() -> None:
@@ -106,3 +107,15 @@ def test_a_trial_whose_first_batch_cannot_be_paid_is_not_started() -> None:
     reason = budget_stop_reason(study, Budget(usd=2.3 + 0.9), 100, first_batch=100)
     assert reason is not None and "its first 100 calls" in reason
     assert budget_stop_reason(study, Budget(usd=2.3 + 0.9), 100, first_batch=80) is None
+
+
+def test_a_hard_price_bound_does_not_price_the_start_at_a_full_set_of_dearest_calls() -> None:
+    """`usd_per_call_max` priced a whole trial at 582 dearest calls ($11.64) until three trials
+    had paid: a $12 racing study of the stand-in stopped after its $0.50 baseline. The bound
+    is the guard's, per batch; a start is priced as calls were paid."""
+    bounded = Budget(usd=12.0, usd_per_call_max=0.02)
+    study = _study([{"calls": 582, "usd": 0.5, "wall_s": 1.0}])
+    assert budget_stop_reason(study, bounded, 582) is None
+    # the first batch is still priced at the bound: 29 calls at $0.02 do not fit $0.55 left
+    assert budget_stop_reason(study, bounded.model_copy(update={"usd": 1.05}), 582, 29)
+    assert budget_stop_reason(study, bounded.model_copy(update={"usd": 1.10}), 582, 29) is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -61,6 +62,18 @@ def test_bad_weights_and_unannotated_folders_are_one_line(annotated, tmp_path, c
     assert str(bad) in capsys.readouterr().err
 
 
+def test_what_is_not_scored_is_named_on_stderr(annotated, capsys) -> None:
+    """A malformed annotation or an unreadable file was dropped without a word."""
+    bad = json.loads((annotated / "0.json").read_text()) | {"mistake_step": "seven"}
+    (annotated / "0.json").write_text(json.dumps(bad))
+    (annotated / "broken.json").write_text('{"history": [')
+    assert main(["attribution", "score", str(annotated), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["runs"] == 5
+    assert "0.json: field mistake_step: malformed: 'seven'" in captured.err
+    assert f"{annotated / 'broken.json'}:1:" in captured.err and "Traceback" not in captured.err
+
+
 def test_cluster_uses_calibrated_weights_and_restores_the_environment(
     annotated, tmp_path, monkeypatch, capsys
 ) -> None:
@@ -110,3 +123,47 @@ def test_cluster_uses_the_attributor_it_is_given_by_name_or_path(
     assert main([*args, "--out", str(tmp_path / "x"), "--attributor", "no-such-judge"]) == 2
     err = capsys.readouterr().err
     assert "unknown attributor 'no-such-judge'" in err and "Traceback" not in err
+
+
+class _Locked:
+    """A plug-in attributor that cannot be pickled (like the llm-judge: a lock, a client)."""
+
+    name = "locked"
+
+    def __init__(self) -> None:
+        from contextos_lab.insights.attribution.registry import default_attributor
+
+        self._lock = threading.Lock()
+        self._inner = default_attributor()
+
+    def attribute(self, run):
+        with self._lock:
+            return self._inner.attribute(run)
+
+
+def locked() -> _Locked:
+    return _Locked()
+
+
+def test_an_attributor_that_cannot_be_pickled_is_used_in_this_process(
+    annotated, tmp_path, capsys
+) -> None:
+    """`cluster --attributor llm-judge` hung on a machine with two cores (the judge was sent to
+    the process pool); the guard keeps a hang from stalling the suite."""
+    from contextos_lab.cli.insights import _pool_workers
+    from contextos_lab.insights.attribution.registry import default_attributor
+
+    assert _pool_workers(default_attributor(), 2) == 2
+    assert _pool_workers(_Locked(), 2) == 1
+    out = tmp_path / "o"
+    args = ["cluster", str(annotated), "--out", str(out), "--heldout-fraction", "0",
+            "--text-backend", "none", "--attributor", f"{__name__}:locked",
+            "--workers", "2"]  # fmt: skip
+    done: list[int] = []
+    run = threading.Thread(target=lambda: done.append(main(args)), daemon=True)
+    run.start()
+    run.join(300)
+    assert done == [0], "cluster hung or failed"
+    assert "cannot go to worker processes" in capsys.readouterr().err
+    used = {a["attributor"] for a in _attributions(json.loads((out / "insights.json").read_text()))}
+    assert used == {"default"}

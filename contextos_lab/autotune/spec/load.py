@@ -70,10 +70,35 @@ def parse_spec(raw: Mapping[str, Any], base_dir: Path | None = None) -> TuningRu
 
 
 def load_spec(path: str | Path) -> TuningRunSpec:
-    """Parse a spec file; checks needing the harness or the sets are in `check_spec`."""
+    """Parse a spec file; checks needing the harness or the sets are in `check_spec`. A field
+    problem names the line of the field (or of its nearest declared parent)."""
     p = Path(path)
     raw = read_spec_file(p)
     try:
-        return parse_spec(raw, p.resolve().parent)
+        return parse_spec(raw, p.resolve().parent).with_source(str(p))
     except SpecError as exc:
-        raise SpecError(exc.problems, source=str(p)) from exc
+        text = p.read_text(encoding="utf-8")
+        lined = [_with_line(text, problem) for problem in exc.problems]
+        raise SpecError(lined, source=str(p)) from exc
+
+
+def _with_line(text: str, problem: str) -> str:
+    """`problem` ("a.b.c: message") as "line N: a.b.c: message", N the line of the deepest of
+    `a`, `a.b`, `a.b.c` the file declares; unchanged when the file declares none."""
+    field, sep, _ = problem.partition(": ")
+    try:
+        node: yaml.Node | None = yaml.compose(text)  # JSON is YAML: one reader for both
+    except yaml.YAMLError:
+        return problem
+    line = None
+    for part in field.split(".") if sep else ():
+        if isinstance(node, yaml.MappingNode):
+            found = next(((k, v) for k, v in node.value if k.value == part), None)
+        elif isinstance(node, yaml.SequenceNode) and part.isdigit() and int(part) < len(node.value):
+            found = (node.value[int(part)], node.value[int(part)])
+        else:
+            found = None
+        if found is None:
+            break
+        line, node = found[0].start_mark.line + 1, found[1]
+    return problem if line is None else f"line {line}: {problem}"

@@ -88,6 +88,8 @@ class TuningRunSpec(BaseModel):
     )
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
+    #: The file the spec was read from (`load_spec`), named by every later refusal.
+    _source: str = PrivateAttr(default="run spec")
 
     @model_validator(mode="before")
     @classmethod
@@ -134,6 +136,14 @@ class TuningRunSpec(BaseModel):
 
     def with_base_dir(self, base_dir: Path) -> TuningRunSpec:
         self._base_dir = base_dir
+        return self
+
+    @property
+    def source(self) -> str:
+        return self._source
+
+    def with_source(self, source: str) -> TuningRunSpec:
+        self._source = source
         return self
 
     def resolve(self, path: str) -> Path:

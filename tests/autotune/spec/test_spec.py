@@ -86,3 +86,33 @@ def test_unreachable_harness_is_a_listed_problem(case_dir: Path) -> None:
         check_spec(raw, base_dir=case_dir)
     text = str(err.value)
     assert "harness: unreachable" in text and "rollback_target" in text
+
+
+def test_a_spec_file_s_field_problems_name_their_lines(case_dir: Path) -> None:
+    """Field problems named the field only; a long spec needs the line too."""
+    import yaml
+
+    from contextos_lab.autotune.spec.load import load_spec
+
+    spec = toy_spec_dict(n_trials="many")
+    spec["tiers"] = {"screen": {"prices": {"usd_per_1m_input": -1}}, "target": {"bogus": 1}}
+    del spec["rollback_target"]
+    text = yaml.safe_dump(spec, sort_keys=False, default_flow_style=False)
+    path = case_dir / "spec.yaml"
+    path.write_text(text, encoding="utf-8")
+    lines = text.splitlines()
+
+    def line_of(prefix: str) -> int:
+        return next(i for i, ln in enumerate(lines, 1) if ln.startswith(prefix))
+
+    with pytest.raises(SpecError) as err:
+        load_spec(path)
+    problems = err.value.problems
+    assert f"line {line_of('n_trials:')}: n_trials: Input should be a valid integer" in "\n".join(
+        problems
+    )
+    price = f"line {line_of('      usd_per_1m_input:')}: tiers.screen.prices.usd_per_1m_input:"
+    assert any(p.startswith(price) for p in problems)
+    assert f"line {line_of('    bogus:')}: tiers.target.bogus:" in "\n".join(problems)
+    # a missing field has no line of its own and no declared parent: left as it was
+    assert "rollback_target: missing required field" in problems

@@ -76,3 +76,20 @@ def test_a_screen_harness_that_cannot_load_is_a_spec_error(case_dir: Path) -> No
 @pytest.mark.parametrize(("share", "n", "want"), [(0.2, 194, 39), (0.2, 10, 4), (50, 30, 30)])
 def test_screen_cases(share: float, n: int, want: int) -> None:
     assert Tiers(screen={"harness_kwargs": {"a": 1}}, screen_cases=share).n_screen_cases(n) == want
+
+
+def test_a_refusal_after_the_fields_names_the_spec_file(case_dir: Path) -> None:
+    """It said "run spec refused" for a tier or harness that cannot load, naming no file."""
+    import yaml
+
+    from contextos_lab.autotune.spec.load import load_spec
+
+    path = case_dir / "tiered.yaml"
+    spec = toy_spec_dict(tiers={"screen": {"harness": "no_such_mod:factory"}})
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    with pytest.raises(SpecError) as err:
+        prepare(load_spec(path))
+    assert str(err.value).startswith(f"{path} refused") and "tiers.screen" in str(err.value)
+    path.write_text(yaml.safe_dump({**spec, "tiers": None, "harness": "no_such_mod:f"}))
+    with pytest.raises(SpecError, match=rf"^{path} refused .*\n  - harness: unreachable"):
+        prepare(load_spec(path))

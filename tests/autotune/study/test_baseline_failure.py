@@ -55,3 +55,23 @@ def test_every_run_errored_carries_the_protocol_status_typed() -> None:
     # the words alone decide nothing: a harness's own error quoting the phrase is not a fault
     quoted = RunError(f"upstream: {PROTOCOL_ERROR}")
     assert ScoringFailure.errored(quoted).code == EXIT_HARNESS
+
+
+def test_an_unknown_fault_on_the_first_errored_run_names_the_harness_and_case() -> None:
+    """It was a raw `ValueError` out of `fault_of` (a traceback out of `search`)."""
+    import pandas as pd
+
+    from contextos_lab.autotune.objective import first_error
+    from contextos_lab.harness.execution import Execution
+    from contextos_lab.harness.protocol import UnknownFault
+
+    rows = pd.DataFrame(
+        {"case_id": ["c0", "c1"], "error": [None, "upstream timed out"],
+         "fault": [None, "timeout"], "repeat": [0, 1]}
+    )  # fmt: skip
+    execution = Execution(rows, paid_calls=2, cache_hits=0, wall_s=0.0, concurrency=1, repeats=2)
+    expected = r"^h\.py: case 'c1', repeat 1: field `fault`: 'timeout'"
+    with pytest.raises(UnknownFault, match=expected):
+        first_error(execution, "h.py")
+    rows.loc[1, "fault"] = "protocol"
+    assert first_error(execution, "h.py") == RunError("upstream timed out", Fault.protocol)
