@@ -21,6 +21,7 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -213,16 +214,61 @@ def _kept(first: Attribution, why: str) -> Attribution:
     return replace(first, evidence={**first.evidence, "judge": {"kept_kit_attribution": why}})
 
 
+ENV_MAX_CALLS, ENV_CONCURRENCY, ENV_CACHE = (
+    "CONTEXTOS_JUDGE_MAX_CALLS",
+    "CONTEXTOS_JUDGE_CONCURRENCY",
+    "CONTEXTOS_JUDGE_CACHE",
+)
+
+
+def _env_int(name: str, default: int | None, low: int) -> int | None:
+    """A whole-number knob from the environment, refused with its name when it is not one."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = low - 1
+    if value < low:
+        raise UserError(f"{name}={raw!r}: a whole number >= {low} is needed")
+    return value
+
+
+def _env_cache() -> ResultCache:
+    """The judge's answers kept where CONTEXTOS_JUDGE_CACHE says (a SQLAlchemy URL, or a SQLite
+    file's path), so a re-run of `cluster` never pays for an answer twice; unset: this process."""
+    raw = os.environ.get(ENV_CACHE, "").strip()
+    if not raw:
+        return ResultCache(None)
+    url = raw if "://" in raw else f"sqlite:///{Path(raw).expanduser().resolve()}"
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        return ResultCache(url)
+    except (SQLAlchemyError, OSError) as exc:
+        raise UserError(f"{ENV_CACHE}={raw!r}: cannot open the judge's cache: {exc}") from exc
+
+
 def judge_from_env(ranker: Attributor | None = None) -> ChatJudge:
     """The judge named by CONTEXTOS_JUDGE_BASE_URL / _MODEL (and _API_KEY when the endpoint
-    needs one), choosing among `ranker`'s candidates."""
+    needs one), choosing among `ranker`'s candidates; _MAX_CALLS (its budget), _CONCURRENCY and
+    _CACHE set the harness machinery's knobs (docs/failure_attribution.md, "An LLM judge")."""
     base, model = os.environ.get(ENV_BASE_URL, ""), os.environ.get(ENV_MODEL, "")
     if not base or not model:
         raise UserError(
             f"the llm-judge attributor needs {ENV_BASE_URL} (e.g. http://localhost:8000/v1) "
             f"and {ENV_MODEL} in the environment"
         )
-    return ChatJudge(base, model, os.environ.get(ENV_KEY) or None, ranker=ranker)
+    return ChatJudge(
+        base,
+        model,
+        os.environ.get(ENV_KEY) or None,
+        ranker=ranker,
+        max_concurrency=_env_int(ENV_CONCURRENCY, 4, 1) or 4,
+        max_calls=_env_int(ENV_MAX_CALLS, None, 0),
+        cache=_env_cache(),
+    )
 
 
 __all__ = ["PROMPT_VERSION", "ChatJudge", "judge_from_env", "request_messages"]

@@ -126,3 +126,41 @@ def test_the_registry_names_what_the_environment_must_give(monkeypatch) -> None:
     monkeypatch.setenv("CONTEXTOS_JUDGE_BASE_URL", "http://127.0.0.1:1/v1")
     monkeypatch.setenv("CONTEXTOS_JUDGE_MODEL", "m")
     assert isinstance(get_attributor("llm-judge"), ChatJudge)
+
+
+def test_the_environment_sets_the_judges_budget_concurrency_and_persistent_cache(
+    endpoint, monkeypatch, tmp_path
+) -> None:
+    monkeypatch.setenv("CONTEXTOS_JUDGE_BASE_URL", endpoint)
+    monkeypatch.setenv("CONTEXTOS_JUDGE_MODEL", "stub-model")
+    monkeypatch.setenv("CONTEXTOS_JUDGE_MAX_CALLS", "2")
+    monkeypatch.setenv("CONTEXTOS_JUDGE_CONCURRENCY", "3")
+    monkeypatch.setenv("CONTEXTOS_JUDGE_CACHE", str(tmp_path / "judge.sqlite"))
+    judge = get_attributor("llm-judge")
+    assert isinstance(judge, ChatJudge)
+    assert (judge.max_calls, judge.max_concurrency) == (2, 3)
+    judge.attribute_many([_run(i) for i in range(2)])
+    assert len(_Stub.requests) == 2
+    again = get_attributor("llm-judge")  # a new process's judge: the answers are on disk
+    judged = again.attribute_many([_run(i) for i in range(2)])
+    assert len(_Stub.requests) == 2 and all(a.attributor == "llm-judge" for a in judged)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("CONTEXTOS_JUDGE_MAX_CALLS", "ten"), ("CONTEXTOS_JUDGE_CONCURRENCY", "0")],
+)
+def test_a_bad_judge_knob_is_refused_with_its_name(monkeypatch, name, value) -> None:
+    monkeypatch.setenv("CONTEXTOS_JUDGE_BASE_URL", "http://127.0.0.1:1/v1")
+    monkeypatch.setenv("CONTEXTOS_JUDGE_MODEL", "m")
+    monkeypatch.setenv(name, value)
+    with pytest.raises(UserError, match=name):
+        get_attributor("llm-judge")
+
+
+def test_a_judge_cache_that_cannot_open_is_refused_with_its_name(monkeypatch) -> None:
+    monkeypatch.setenv("CONTEXTOS_JUDGE_BASE_URL", "http://127.0.0.1:1/v1")
+    monkeypatch.setenv("CONTEXTOS_JUDGE_MODEL", "m")
+    monkeypatch.setenv("CONTEXTOS_JUDGE_CACHE", "nosuchdriver://x/y")
+    with pytest.raises(UserError, match="CONTEXTOS_JUDGE_CACHE"):
+        get_attributor("llm-judge")
