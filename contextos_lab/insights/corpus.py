@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from contextos_lab.insights.attribution.protocol import Attributor
 from contextos_lab.insights.attribution.registry import get_attributor
-from contextos_lab.insights.attribution.runs import trace_attribution
+from contextos_lab.insights.attribution.runs import trace_attributions
 from contextos_lab.insights.run_rows import RunRows
 from contextos_lab.insights.sources import Loaded, as_source_list, load_synthetic, loader_for
 from contextos_lab.insights.split import SEARCH, SplitSpec
@@ -72,9 +72,9 @@ def summarise(
 ) -> Summary:
     """A loader's result without its traces: the failed search-split runs are attributed."""
     wanted = {r.trace_id for r in result.records if failed(r) and split.of(r.trace_id) == SEARCH}
-    attributed = {
-        t.trace_id: trace_attribution(t, attributor) for t in result.traces if t.trace_id in wanted
-    }
+    attributed = trace_attributions(
+        [t for t in result.traces if t.trace_id in wanted], attributor
+    )
     return Summary(
         kind,
         files,

@@ -20,7 +20,7 @@ from contextos_lab.insights.attribution.mechanisms import mechanism_clusters
 from contextos_lab.insights.attribution.protocol import Attributor
 from contextos_lab.insights.attribution.registry import get_attributor
 from contextos_lab.insights.attribution.runs import COLUMNS as ATTRIBUTION_COLUMNS
-from contextos_lab.insights.attribution.runs import failed_rows, trace_attribution
+from contextos_lab.insights.attribution.runs import failed_rows, trace_attributions
 from contextos_lab.insights.findings import DEFAULT_FAMILY, Candidate, family_of_inputs, hold
 from contextos_lab.insights.notes.research_queue import ResearchCandidate, research_candidates
 from contextos_lab.insights.report_json import as_dict, dumped, frame_rows, write_report_json
@@ -311,7 +311,7 @@ def _attributed(
         model = attributor or get_attributor()
         by_trace = {t.trace_id: t for t in loaded.traces}
         wanted = set(failed_rows(search_runs)["trace_id"]) & set(by_trace)
-        found.update({t: trace_attribution(by_trace[t], model) for t in sorted(wanted)})
+        found.update(trace_attributions([by_trace[t] for t in sorted(wanted)], model))
     return found
 
 

@@ -10,7 +10,7 @@ attribution or clustering.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -111,8 +111,23 @@ def trace_attribution(trace: Trace, attributor: Attributor) -> dict[str, Any] | 
 
     Computed where the trace is read, so a corpus streams through: only this row travels on,
     never the trace (`insights.corpus`)."""
-    run = run_trace(trace)
-    a = attributor.attribute(run)
+    return trace_attributions([trace], attributor)[trace.trace_id]
+
+
+def trace_attributions(
+    traces: Sequence[Trace], attributor: Attributor
+) -> dict[str, dict[str, Any] | None]:
+    """Trace id → `trace_attribution` for a batch (one file's failed runs; the last trace of an
+    id wins). An attributor with `attribute_many` (the LLM judge) gets the whole batch at once,
+    so its calls run concurrently under its own bound, cache and budget."""
+    runs = [run_trace(t) for t in traces]
+    many = getattr(attributor, "attribute_many", None)
+    found = many(runs) if callable(many) else [attributor.attribute(r) for r in runs]
+    return {t.trace_id: _row(r, a) for t, r, a in zip(traces, runs, found, strict=True)}
+
+
+def _row(run: RunTrace, a: Attribution | None) -> dict[str, Any] | None:
+    """The trace's columns of a failed run's row, from its attribution."""
     if a is None:
         return None
     s = run_signals(run)
