@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from contextos_lab.insights.run_rows import RunRows
-from contextos_lab.loaders.detect import detect, files_of, group_by_kind
+from contextos_lab.loaders.detect import detect, files_of, group_by_kind, why_unknown
 from contextos_lab.loaders.exports import EXPECTED
 from contextos_lab.loaders.otlp import Trace, TraceLoadResult, new_result
 from contextos_lab.loaders.quarantine import QuarantinedRow
@@ -50,6 +50,10 @@ def sniff(path: Path) -> str:
 def _load_unknown(files: Sequence[Path]) -> TraceLoadResult:
     result = new_result(files, "unknown")
     for path in files:
+        broken = why_unknown(path)
+        if broken is not None:
+            result.reject(path, broken[0], None, broken[1])
+            continue
         result.reject(
             path,
             None,

@@ -215,6 +215,26 @@ def csv_header(text: str) -> list[str] | None:
     return header if len(header) >= 2 and all(h.strip() for h in header) else None
 
 
+def why_unknown(path: Path) -> tuple[int, str] | None:
+    """(line, reason) when a file no format claims is JSON that does not parse (a truncated or
+    hand-edited export): said with the parser's own line and column, not as an unknown format."""
+    try:
+        text = read_text(path)
+    except (OSError, UnicodeDecodeError):
+        return None
+    if text.lstrip()[:1] not in ("{", "["):
+        return None
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            return None  # several values (JSON lines): parseable, just of no known shape
+        return exc.lineno, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+    except RecursionError:
+        return None
+    return None
+
+
 def detect(path: Path) -> str:
     """The format of one file (see the module docstring); unreadable files are `unknown`."""
     try:
