@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from contextos_lab.insights.attribution.protocol import Attributor
 from contextos_lab.insights.attribution.registry import get_attributor
 from contextos_lab.insights.attribution.runs import trace_attribution
+from contextos_lab.insights.attribution.spilled import SpilledAttributions
 from contextos_lab.insights.run_rows import RunRows
 from contextos_lab.insights.sources import Loaded, as_source_list, load_synthetic, loader_for
 from contextos_lab.insights.split import SEARCH, SplitSpec
@@ -185,7 +186,8 @@ def load_corpus(
         get_loader(loader)  # an unknown name or a bad path: one error, before any reading
     n = workers or default_workers()
     read = ReadFiles(split, attributor, loader)
-    loaded = Loaded(records=RunRows())  # columns, not one model object per run
+    # columns, not one model object per run; attribution rows' text and lists on disk
+    loaded = Loaded(records=RunRows(compact=True), attributed=SpilledAttributions())
     pool = ProcessPoolExecutor(n) if n > 1 else None
     try:
         for source in as_source_list(sources):
