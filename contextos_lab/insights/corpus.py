@@ -26,7 +26,7 @@ from contextos_lab.insights.attribution.protocol import Attributor
 from contextos_lab.insights.attribution.registry import get_attributor
 from contextos_lab.insights.attribution.runs import trace_attribution
 from contextos_lab.insights.attribution.spilled import SpilledAttributions
-from contextos_lab.insights.run_rows import RunRows
+from contextos_lab.insights.compact_rows import CompactRows
 from contextos_lab.insights.sources import Loaded, as_source_list, load_synthetic, loader_for
 from contextos_lab.insights.split import SEARCH, SplitSpec
 from contextos_lab.loaders.detect import detect, files_of
@@ -187,7 +187,7 @@ def load_corpus(
     n = workers or default_workers()
     read = ReadFiles(split, attributor, loader)
     # columns, not one model object per run; attribution rows' text and lists on disk
-    loaded = Loaded(records=RunRows(compact=True), attributed=SpilledAttributions())
+    loaded = Loaded(records=CompactRows(), attributed=SpilledAttributions())
     pool = ProcessPoolExecutor(n) if n > 1 else None
     try:
         for source in as_source_list(sources):
