@@ -87,6 +87,10 @@ class CompactRows(RunRows):
         super().__init__(records)
 
     def extend(self, records: Iterable[DecisionRecord]) -> None:
+        if isinstance(records, CompactRows):  # its blocks, not a record object per run
+            self._seal()
+            self._blocks.append(records.table())
+            return
         for record in records:
             for name, column in self._pending.items():
                 column.append(_cell(name, getattr(record, name)))

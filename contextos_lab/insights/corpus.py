@@ -53,7 +53,8 @@ class Summary:
 
     kind: str
     files: int
-    records: list[DecisionRecord] = field(default_factory=list)
+    #: A list, or (merged per format: `by_kind`) Arrow blocks.
+    records: list[DecisionRecord] | CompactRows = field(default_factory=list)
     feedback: list[FeedbackEntry] = field(default_factory=list)
     quarantined: list[QuarantinedRow] = field(default_factory=list)
     #: Trace id → `trace_attribution` of a failed search-split run (None: nothing to blame).
@@ -186,23 +187,42 @@ def load_corpus(
         get_loader(loader)  # an unknown name or a bad path: one error, before any reading
     n = workers or default_workers()
     read = ReadFiles(split, attributor, loader)
-    # columns, not one model object per run; attribution rows' text and lists on disk
-    loaded = Loaded(records=CompactRows(), attributed=SpilledAttributions())
+    # Arrow blocks, not one model object per run; attribution rows on disk
+    spilled = SpilledAttributions()
+    loaded = Loaded(records=CompactRows(), attributed=spilled)
     pool = ProcessPoolExecutor(n) if n > 1 else None
     try:
         for source in as_source_list(sources):
             if source.startswith("synthetic"):
                 load_synthetic(source, loaded)
                 continue
-            by_kind: dict[str, list[Summary]] = {}
-            for summary in stream_source(Path(source), read, pool, workers=n, batch=batch):
-                by_kind.setdefault(summary.kind, []).append(summary)
-            for kind, parts in by_kind.items():
-                add(loaded, source, kind, parts)
+            parts = stream_source(Path(source), read, pool, workers=n, batch=batch)
+            for kind, whole in by_kind(parts, spilled).items():
+                add(loaded, source, kind, [whole])
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     return loaded
+
+
+def by_kind(parts: Iterable[Summary], attributed: SpilledAttributions) -> dict[str, Summary]:
+    """One source's summaries merged per format (formats in the order first seen), as they
+    arrive: each summary is dropped once merged, its records moved into Arrow blocks
+    (`CompactRows`) and its attribution rows onto disk (`attribution.spilled`, ranked as
+    `add` would have put them), so nothing per run waits for the end of the source."""
+    kinds: dict[str, tuple[Summary, CompactRows, int]] = {}
+    for part in parts:
+        if part.kind not in kinds:
+            rows = CompactRows()
+            kinds[part.kind] = (Summary(part.kind, 0, records=rows), rows, attributed.group())
+        whole, rows, group = kinds[part.kind]
+        whole.files += part.files
+        rows.extend(part.records)
+        whole.feedback += part.feedback
+        whole.quarantined += part.quarantined
+        for trace_id, row in part.attributed.items():
+            attributed.put(trace_id, row, group)
+    return {kind: whole for kind, (whole, _, _) in kinds.items()}
 
 
 def add(loaded: Loaded, source: str, kind: str, parts: Iterable[Summary]) -> None:
@@ -233,6 +253,7 @@ __all__ = [
     "ReadFiles",
     "Summary",
     "add",
+    "by_kind",
     "default_workers",
     "failed",
     "load_corpus",

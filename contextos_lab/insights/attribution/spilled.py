@@ -44,19 +44,30 @@ class SpilledAttributions(Mapping[str, "dict[str, Any] | None"]):
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile()  # noqa: SIM115 - open as long as the rows are
         self._offsets = array("q")
+        self._groups = array("q")
+        self._made = 0  # groups handed out
         self._index: dict[str, int] | None = None  # trace id -> line, built when first read
 
-    def put(self, trace_id: str, row: Mapping[str, Any] | None) -> None:
-        """Keep a run's row (a later row of the same trace id replaces it, as a dict would)."""
+    def group(self) -> int:
+        """A new group, ranked after every earlier one (see `put`)."""
+        self._made += 1
+        return self._made
+
+    def put(self, trace_id: str, row: Mapping[str, Any] | None, group: int = 0) -> None:
+        """Keep a run's row. Rows are taken in (group, order put), as `dict.update` per group
+        in group order would: a later row of the same trace id replaces an earlier one, and
+        keeps its place."""
         self._file.seek(0, 2)
         self._offsets.append(self._file.tell())
+        self._groups.append(group)
         line = json.dumps([trace_id, row], ensure_ascii=False).encode("utf-8")
         self._file.write(line + b"\n")
         self._index = None
 
     def update(self, rows: Mapping[str, Mapping[str, Any] | None]) -> None:
+        group = self.group()
         for trace_id, row in rows.items():
-            self.put(trace_id, row)
+            self.put(trace_id, row, group)
 
     def _read(self, line: int) -> tuple[str, dict[str, Any] | None]:
         self._file.seek(self._offsets[line])
@@ -65,7 +76,8 @@ class SpilledAttributions(Mapping[str, "dict[str, Any] | None"]):
 
     def _lines(self) -> dict[str, int]:
         if self._index is None:
-            self._index = {self._read(i)[0]: i for i in range(len(self._offsets))}
+            lines = sorted(range(len(self._offsets)), key=lambda i: (self._groups[i], i))
+            self._index = {self._read(i)[0]: i for i in lines}
         return self._index
 
     def __getitem__(self, trace_id: str) -> dict[str, Any] | None:
