@@ -48,7 +48,7 @@ ANALYSIS_INPUTS = (
 #: The action diff's parts whose presence `attribution.runs.diff_shape` reads.
 DIFF_PARTS = ("missing", "extra", "wrong_arguments")
 #: Runs kept as Python values before they move into an Arrow block.
-BLOCK = 4096
+BLOCK = 256
 _DTYPES = frame_dtypes(DecisionRecord)
 #: Columns held as JSON text (objects in the frame), and those decoded to tuples.
 _JSON = frozenset(n for n, d in _DTYPES.items() if d == "object")
