@@ -131,16 +131,27 @@ class CompactRows(RunRows):
 
 
 def _values(column: pa.ChunkedArray, name: str) -> Any:
-    """A column as the frame takes it: a timestamp column as it is, any other a list whose
-    equal values are one object (JSON text decoded once per distinct text)."""
+    """A column as the frame takes it, without a Python object per run where the frame holds
+    none: strings and times stay Arrow; a JSON column is decoded once per distinct text of
+    each block, so equal values within a block are one object."""
+    import numpy as np
+    import pandas as pd
+
     if pa.types.is_timestamp(column.type):
         return column.to_pandas()
-    encoded = pc.dictionary_encode(column.combine_chunks())
-    distinct = encoded.dictionary.to_pylist()
-    if name in _JSON:
-        decode = tuple if name in _TUPLES else (lambda v: v)
-        distinct = [decode(json.loads(text)) for text in distinct]
-    return [None if i is None else distinct[i] for i in encoded.indices.to_pylist()]
+    if name not in _JSON:
+        return pd.Series(pd.arrays.ArrowStringArray(column))
+    decode = tuple if name in _TUPLES else (lambda v: v)
+    out = np.empty(len(column), dtype=object)
+    start = 0
+    for chunk in column.chunks:
+        encoded = pc.dictionary_encode(chunk)
+        distinct = np.empty(len(encoded.dictionary), dtype=object)
+        for i, text in enumerate(encoded.dictionary.to_pylist()):  # one by one: never 2-D
+            distinct[i] = decode(json.loads(text))
+        out[start : start + len(chunk)] = distinct[encoded.indices.to_numpy()]
+        start += len(chunk)
+    return out
 
 
 __all__ = ["ANALYSIS_INPUTS", "BLOCK", "DIFF_PARTS", "CompactRows", "analysis_inputs"]
