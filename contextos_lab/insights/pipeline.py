@@ -272,7 +272,8 @@ def _feedback_insights(
     """Clusters of the search feedback and their insight candidates. Each source on its own
     (baselines, windows, FDR family): a source's figures never change because another
     source's files were loaded beside it."""
-    family_of = dict(zip(runs["record_id"], runs["inputs"].map(family_of_inputs), strict=True))
+    cited = runs[runs["record_id"].isin({f.decision_record_id for f in free})]  # not every run
+    family_of = dict(zip(cited["record_id"], cited["inputs"].map(family_of_inputs), strict=True))
     by_family: dict[str, list[FeedbackEntry]] = {}
     for f in free:
         by_family.setdefault(family_of.get(f.decision_record_id, DEFAULT_FAMILY), []).append(f)

@@ -16,6 +16,7 @@ their nested values go back exactly as they came.
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from array import array
 from collections.abc import Iterator, Mapping
@@ -86,7 +87,9 @@ class SpilledAttributions(Mapping[str, "dict[str, Any] | None"]):
         if row is None:
             return None
         marker = Spilled(line)
-        return {**row, **{k: marker for k in SPILLED if k in row}}
+        # a corpus repeats its agents, acts and endings: each distinct text held once
+        kept = {k: sys.intern(v) if type(v) is str else v for k, v in row.items()}
+        return {**kept, **{k: marker for k in SPILLED if k in row}}
 
     def whole(self, trace_id: str) -> dict[str, Any] | None:
         """The row with its spilled fields read back."""
