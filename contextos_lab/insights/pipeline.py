@@ -24,13 +24,7 @@ from contextos_lab.insights.attribution.runs import failed_rows, trace_attributi
 from contextos_lab.insights.attribution.spilled import SpilledAttributions
 from contextos_lab.insights.findings import DEFAULT_FAMILY, Candidate, family_of_inputs, hold
 from contextos_lab.insights.notes.research_queue import ResearchCandidate, research_candidates
-from contextos_lab.insights.report_json import (
-    Fill,
-    as_dict,
-    dumped,
-    frame_rows,
-    write_report_json,
-)
+from contextos_lab.insights.report_json import Fill, as_dict, dumped, frame_rows, write_report_json
 from contextos_lab.insights.routing import routing_frame
 from contextos_lab.insights.run_rows import RunRows
 from contextos_lab.insights.runs.insights import (
