@@ -1,14 +1,14 @@
 """A corpus' decision records as Arrow columns holding only what the cluster analysis reads.
 
 `RunRows` kept one Python object per value of every run (ids, a dict of inputs, a tuple of
-tool calls): a few hundred bytes a run, and, being small objects made while each trace was read,
-spread over the allocator's arenas so that a corpus' peak memory grew by several KB a run
-(docs/scale.md, "How fast, how much memory"). Here `extend` keeps a block of runs as Python
-values, then moves it into an Arrow table (`pyarrow`: contiguous buffers, a few per block), so
-what a run leaves behind is its bytes. `inputs` is cut to `ANALYSIS_INPUTS` (the action diff
-to the shape `attribution.runs.diff_shape` reads) and held, with the tool calls and evidence
-references, as JSON text; the frame decodes each distinct text once, so equal values are one
-object. The frame equals `RunRows(records).frame()` but for those inputs (and tuples for lists).
+tool calls): about 2 KB a run, and, being small objects made while each trace was read, spread
+over the allocator's arenas, so that the parent's memory grew by several KB a run (docs/scale.md,
+"No object per run while reading"). Here `extend` keeps a block of runs as Python values, then
+moves it into an Arrow table (`pyarrow`: contiguous buffers, a few per block), so what a run
+leaves behind is its bytes. `inputs` is cut to `ANALYSIS_INPUTS` (the action diff to the shape
+`attribution.runs.diff_shape` reads) and held, with the tool calls and evidence references, as
+JSON text; the frame decodes each distinct text of a block once, so equal values are one object.
+The frame equals `RunRows(records).frame()` but for those inputs (and tuples for lists).
 """
 
 from __future__ import annotations

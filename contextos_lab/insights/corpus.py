@@ -3,8 +3,10 @@
 `cluster` never holds a corpus' parsed traces: each file is read by the loader its content calls
 for, its runs become DecisionRecords (and feedback, and quarantined rows), each failed run of
 the search split is attributed from its trace there and then (`trace_attribution`: a small row),
-and the trace is dropped. What is kept per run is what the aggregation reads (records, the
-attribution row); so memory grows with those summaries, not with the traces' text.
+and the trace is dropped. What is kept per run is what the aggregation reads: the record's
+columns as bytes in Arrow blocks (`compact_rows`), the attribution row as a line of a
+temporary file (`attribution.spilled`); no Python object per run is kept while reading
+(docs/scale.md, "No object per run while reading").
 
 Files are read in batches by a `ProcessPoolExecutor` (all cores by default), at most a few
 batches in flight, and their summaries come back in file order: the results are those of the

@@ -315,7 +315,10 @@ def _attributed(
     one of an id)."""
     if not loaded.traces:
         return loaded.attributed
-    found: dict[str, Mapping[str, Any] | None] = dict(loaded.attributed)
+    kept = loaded.attributed  # rows on disk come back whole: this dict is what gets written
+    found: dict[str, Mapping[str, Any] | None] = (
+        {t: kept.whole(t) for t in kept} if isinstance(kept, SpilledAttributions) else dict(kept)
+    )
     model = attributor or get_attributor()
     by_trace = {t.trace_id: t for t in loaded.traces}
     wanted = set(failed_rows(search_runs)["trace_id"]) & set(by_trace)
