@@ -3,8 +3,10 @@
 `cluster` never holds a corpus' parsed traces: each file is read by the loader its content calls
 for, its runs become DecisionRecords (and feedback, and quarantined rows), each failed run of
 the search split is attributed from its trace there and then (`trace_attribution`: a small row),
-and the trace is dropped. What is kept per run is what the aggregation reads (records, the
-attribution row); so memory grows with those summaries, not with the traces' text.
+and the trace is dropped. What is kept per run is what the aggregation reads: the record's
+columns as bytes in Arrow blocks (`compact_rows`), the attribution row as a line of a
+temporary file (`attribution.spilled`); no Python object per run is kept while reading
+(docs/scale.md, "No object per run while reading").
 
 Files are read in batches by a `ProcessPoolExecutor` (all cores by default), at most a few
 batches in flight, and their summaries come back in file order: the results are those of the
@@ -25,7 +27,8 @@ from typing import Any, TypeVar
 from contextos_lab.insights.attribution.protocol import Attributor
 from contextos_lab.insights.attribution.registry import get_attributor
 from contextos_lab.insights.attribution.runs import trace_attributions
-from contextos_lab.insights.run_rows import RunRows
+from contextos_lab.insights.attribution.spilled import SpilledAttributions
+from contextos_lab.insights.compact_rows import CompactRows
 from contextos_lab.insights.sources import Loaded, as_source_list, load_synthetic, loader_for
 from contextos_lab.insights.split import SEARCH, SplitSpec
 from contextos_lab.loaders.detect import detect, files_of
@@ -52,7 +55,8 @@ class Summary:
 
     kind: str
     files: int
-    records: list[DecisionRecord] = field(default_factory=list)
+    #: A list, or (merged per format: `by_kind`) Arrow blocks.
+    records: list[DecisionRecord] | CompactRows = field(default_factory=list)
     feedback: list[FeedbackEntry] = field(default_factory=list)
     quarantined: list[QuarantinedRow] = field(default_factory=list)
     #: Trace id → `trace_attribution` of a failed search-split run (None: nothing to blame).
@@ -185,22 +189,42 @@ def load_corpus(
         get_loader(loader)  # an unknown name or a bad path: one error, before any reading
     n = workers or default_workers()
     read = ReadFiles(split, attributor, loader)
-    loaded = Loaded(records=RunRows())  # columns, not one model object per run
+    # Arrow blocks, not one model object per run; attribution rows on disk
+    spilled = SpilledAttributions()
+    loaded = Loaded(records=CompactRows(), attributed=spilled)
     pool = ProcessPoolExecutor(n) if n > 1 else None
     try:
         for source in as_source_list(sources):
             if source.startswith("synthetic"):
                 load_synthetic(source, loaded)
                 continue
-            by_kind: dict[str, list[Summary]] = {}
-            for summary in stream_source(Path(source), read, pool, workers=n, batch=batch):
-                by_kind.setdefault(summary.kind, []).append(summary)
-            for kind, parts in by_kind.items():
-                add(loaded, source, kind, parts)
+            parts = stream_source(Path(source), read, pool, workers=n, batch=batch)
+            for kind, whole in by_kind(parts, spilled).items():
+                add(loaded, source, kind, [whole])
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     return loaded
+
+
+def by_kind(parts: Iterable[Summary], attributed: SpilledAttributions) -> dict[str, Summary]:
+    """One source's summaries merged per format (formats in the order first seen), as they
+    arrive: each summary is dropped once merged, its records moved into Arrow blocks
+    (`CompactRows`) and its attribution rows onto disk (`attribution.spilled`, ranked as
+    `add` would have put them), so nothing per run waits for the end of the source."""
+    kinds: dict[str, tuple[Summary, CompactRows, int]] = {}
+    for part in parts:
+        if part.kind not in kinds:
+            rows = CompactRows()
+            kinds[part.kind] = (Summary(part.kind, 0, records=rows), rows, attributed.group())
+        whole, rows, group = kinds[part.kind]
+        whole.files += part.files
+        rows.extend(part.records)
+        whole.feedback += part.feedback
+        whole.quarantined += part.quarantined
+        for trace_id, row in part.attributed.items():
+            attributed.put(trace_id, row, group)
+    return {kind: whole for kind, (whole, _, _) in kinds.items()}
 
 
 def add(loaded: Loaded, source: str, kind: str, parts: Iterable[Summary]) -> None:
@@ -231,6 +255,7 @@ __all__ = [
     "ReadFiles",
     "Summary",
     "add",
+    "by_kind",
     "default_workers",
     "failed",
     "load_corpus",

@@ -6,7 +6,7 @@ this module clusters them and writes the report.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -21,9 +21,10 @@ from contextos_lab.insights.attribution.protocol import Attributor
 from contextos_lab.insights.attribution.registry import get_attributor
 from contextos_lab.insights.attribution.runs import COLUMNS as ATTRIBUTION_COLUMNS
 from contextos_lab.insights.attribution.runs import failed_rows, trace_attributions
+from contextos_lab.insights.attribution.spilled import SpilledAttributions
 from contextos_lab.insights.findings import DEFAULT_FAMILY, Candidate, family_of_inputs, hold
 from contextos_lab.insights.notes.research_queue import ResearchCandidate, research_candidates
-from contextos_lab.insights.report_json import as_dict, dumped, frame_rows, write_report_json
+from contextos_lab.insights.report_json import Fill, as_dict, dumped, frame_rows, write_report_json
 from contextos_lab.insights.routing import routing_frame
 from contextos_lab.insights.run_rows import RunRows
 from contextos_lab.insights.runs.insights import (
@@ -84,6 +85,8 @@ class ClusterReport:
     )
     #: Mechanism clusters of the attributed runs (see `attribution.mechanisms`).
     mechanisms: pd.DataFrame = field(default_factory=lambda: mechanism_clusters(pd.DataFrame()))
+    #: Reads back the attribution rows' fields kept on disk (`attribution.spilled`), if any.
+    attribution_fill: Fill | None = None
 
     def insights_frame(self) -> pd.DataFrame:
         """One row per insight, findings first: `standing` is `finding` only where the test ran
@@ -163,7 +166,7 @@ class ClusterReport:
             "quarantined": len(self.quarantined),
             "feedback_without_record": frame_rows(self.feedback_without_record),
             "heldout": self.heldout,
-            "attributions": frame_rows(self.attributions),
+            "attributions": frame_rows(self.attributions, fill=self.attribution_fill),
             "mechanism_clusters": frame_rows(self.mechanisms),
         }
 
@@ -206,8 +209,9 @@ def analyse(
         rules=[r for r in RULES if r not in ANSWER_KEY_RULES],
     )
     search_runs = runs[runs["split"] == SEARCH]
+    found = _attributed(loaded, search_runs, attributor)
     attributions, mechanisms, mechanism_candidates = attribute_by_source(
-        _attributed(loaded, search_runs, attributor), search_runs, m, split
+        found, search_runs, m, split
     )
     candidates += mechanism_candidates
     insights = hold(candidates)
@@ -229,6 +233,7 @@ def analyse(
         },
         attributions=attributions,
         mechanisms=mechanisms,
+        attribution_fill=found.fill if isinstance(found, SpilledAttributions) else None,
     )
 
 
@@ -261,7 +266,8 @@ def _feedback_insights(
     """Clusters of the search feedback and their insight candidates. Each source on its own
     (baselines, windows, FDR family): a source's figures never change because another
     source's files were loaded beside it."""
-    family_of = dict(zip(runs["record_id"], runs["inputs"].map(family_of_inputs), strict=True))
+    cited = runs[runs["record_id"].isin({f.decision_record_id for f in free})]  # not every run
+    family_of = dict(zip(cited["record_id"], cited["inputs"].map(family_of_inputs), strict=True))
     by_family: dict[str, list[FeedbackEntry]] = {}
     for f in free:
         by_family.setdefault(family_of.get(f.decision_record_id, DEFAULT_FAMILY), []).append(f)
@@ -303,15 +309,20 @@ def _records_frame(records: list[DecisionRecord] | RunRows, since: datetime | No
 
 def _attributed(
     loaded: Loaded, search_runs: pd.DataFrame, attributor: Attributor | None
-) -> dict[str, dict[str, Any] | None]:
+) -> Mapping[str, Mapping[str, Any] | None]:
     """Trace id → trace attribution for the failed search runs: what streaming already
-    computed (`loaded.attributed`), else read from the loaded traces (the last one of an id)."""
-    found = dict(loaded.attributed)
-    if loaded.traces:
-        model = attributor or get_attributor()
-        by_trace = {t.trace_id: t for t in loaded.traces}
-        wanted = set(failed_rows(search_runs)["trace_id"]) & set(by_trace)
-        found.update(trace_attributions([by_trace[t] for t in sorted(wanted)], model))
+    computed (`loaded.attributed`, not copied), else read from the loaded traces (the last
+    one of an id)."""
+    if not loaded.traces:
+        return loaded.attributed
+    kept = loaded.attributed  # rows on disk come back whole: this dict is what gets written
+    found: dict[str, Mapping[str, Any] | None] = (
+        {t: kept.whole(t) for t in kept} if isinstance(kept, SpilledAttributions) else dict(kept)
+    )
+    model = attributor or get_attributor()
+    by_trace = {t.trace_id: t for t in loaded.traces}
+    wanted = set(failed_rows(search_runs)["trace_id"]) & set(by_trace)
+    found.update(trace_attributions([by_trace[t] for t in sorted(wanted)], model))
     return found
 
 

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 #: Rows of a frame turned into dicts at a time.
 CHUNK = 1000
+#: Completes a chunk of a frame's rows before they are written.
+Fill = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
 
 
 class Items:
@@ -34,13 +36,15 @@ class Items:
         return iter(self.factory())
 
 
-def frame_rows(frame: pd.DataFrame, chunk: int = CHUNK) -> Items:
+def frame_rows(frame: pd.DataFrame, chunk: int = CHUNK, fill: Fill | None = None) -> Items:
     """`frame.to_dict("records")`, a chunk of rows at a time (the same values: pandas boxes
-    each one the same way whatever the slice)."""
+    each one the same way whatever the slice); `fill` completes each chunk's rows (values
+    kept on disk until written: `attribution.spilled`)."""
 
     def rows() -> Iterator[dict[str, Any]]:
         for start in range(0, len(frame), chunk):
-            yield from frame.iloc[start : start + chunk].to_dict("records")
+            part = frame.iloc[start : start + chunk].to_dict("records")
+            yield from (fill(part) if fill is not None else part)
 
     return Items(rows)
 
@@ -83,6 +87,7 @@ def write_report_json(parts: dict[str, Any], path: Path) -> Path:
 
 __all__ = [
     "CHUNK",
+    "Fill",
     "Items",
     "as_dict",
     "dumped",

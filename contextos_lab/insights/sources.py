@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from contextos_lab.insights.attribution.spilled import SpilledAttributions
 from contextos_lab.insights.run_rows import RunRows
 from contextos_lab.loaders.detect import detect, files_of, group_by_kind, why_unknown
 from contextos_lab.loaders.exports import EXPECTED
@@ -33,8 +34,11 @@ class Loaded:
     quarantined: list[QuarantinedRow] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
     #: Trace id → what its trace says about a failed run (`attribution.runs.trace_attribution`),
-    #: filled where the traces are streamed and dropped (`insights.corpus`) instead of kept.
-    attributed: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    #: filled where the traces are streamed and dropped (`insights.corpus`) instead of kept
+    #: (there with the rows' variable-size fields on disk: `attribution.spilled`).
+    attributed: dict[str, dict[str, Any] | None] | SpilledAttributions = field(
+        default_factory=dict
+    )
 
     def quarantined_frame(self) -> pd.DataFrame:
         columns = list(QuarantinedRow.model_fields)

@@ -14,6 +14,7 @@ import pytest
 
 from contextos_lab.cli.app import main
 from contextos_lab.insights import corpus
+from contextos_lab.insights.attribution.spilled import SpilledAttributions
 from contextos_lab.insights.corpus import ReadFiles, load_corpus, ordered_map, stream_source
 from contextos_lab.insights.pipeline import analyse
 from contextos_lab.insights.sources import Loaded, load_sources
@@ -34,6 +35,12 @@ def _folder(tmp_path: Path) -> Path:
     return folder
 
 
+def _whole(loaded: Loaded, trace_id: str) -> object:
+    """A trace's attribution row, its fields kept on disk read back (`attribution.spilled`)."""
+    found = loaded.attributed
+    return found.whole(trace_id) if isinstance(found, SpilledAttributions) else found[trace_id]
+
+
 def _state(loaded: Loaded) -> str:
     return canonical_json(
         {
@@ -41,7 +48,7 @@ def _state(loaded: Loaded) -> str:
             "feedback": [f.model_dump(mode="json") for f in loaded.feedback],
             "quarantined": [q.model_dump(mode="json") for q in loaded.quarantined],
             "sources": loaded.sources,
-            "attributed": loaded.attributed,
+            "attributed": {t: _whole(loaded, t) for t in loaded.attributed},
         }
     )
 

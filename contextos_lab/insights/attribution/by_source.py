@@ -16,6 +16,7 @@ from contextos_lab.insights.attribution.insights import mechanism_insights
 from contextos_lab.insights.attribution.mechanisms import label_runs, mechanism_clusters
 from contextos_lab.insights.attribution.runs import COLUMNS, attribution_frame
 from contextos_lab.insights.findings import Candidate, families
+from contextos_lab.insights.findings.families import family_column
 from contextos_lab.insights.split import SplitSpec
 
 
@@ -31,14 +32,14 @@ def attribute_by_source(
 
     Cluster ids are `m1, m2, …` for one source and `<source>:m1, …` when several share the run.
     """
-    parts = list(families(search_runs))
+    several = family_column(search_runs).nunique() > 1
     attributions: list[pd.DataFrame] = []
     clusters: list[pd.DataFrame] = []
     candidates: list[Candidate] = []
-    for family, runs in parts:
+    for family, runs in families(search_runs):  # one source's rows at a time
         found_here = attribution_frame(found, runs)
         mechanisms = mechanism_clusters(found_here, min_size)
-        if len(parts) > 1:
+        if several:
             mechanisms["cluster"] = [f"{family}:{c}" for c in mechanisms["cluster"]]
         found_here["cluster"] = label_runs(found_here, mechanisms)
         attributions.append(found_here)

@@ -172,7 +172,8 @@ def attribution_frame(
     """One row per failed record of `records` whose trace has an entry in `found` (trace id →
     `trace_attribution`), the record's own columns (ids, diff, annotations) beside it."""
     rows = []
-    for rec in failed_rows(records).itertuples(index=False):
+    failed = failed_rows(records)[["record_id", "trace_id", "inputs"]]  # what a row reads
+    for rec in failed.itertuples(index=False):
         got = found.get(rec.trace_id)
         if got is None:
             continue

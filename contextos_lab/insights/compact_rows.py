@@ -1,0 +1,157 @@
+"""A corpus' decision records as Arrow columns holding only what the cluster analysis reads.
+
+`RunRows` kept one Python object per value of every run (ids, a dict of inputs, a tuple of
+tool calls): about 2 KB a run, and, being small objects made while each trace was read, spread
+over the allocator's arenas, so that the parent's memory grew by several KB a run (docs/scale.md,
+"No object per run while reading"). Here `extend` keeps a block of runs as Python values, then
+moves it into an Arrow table (`pyarrow`: contiguous buffers, a few per block), so what a run
+leaves behind is its bytes. `inputs` is cut to `ANALYSIS_INPUTS` (the action diff to the shape
+`attribution.runs.diff_shape` reads) and held, with the tool calls and evidence references, as
+JSON text; the frame decodes each distinct text of a block once, so equal values are one object.
+The frame equals `RunRows(records).frame()` but for those inputs (and tuples for lists).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from contextos_lab.insights.run_rows import RunRows
+from contextos_lab.schemas.base import columns_to_frame, frame_dtypes
+from contextos_lab.schemas.decision import DecisionRecord
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: The `inputs` keys the cluster analysis reads: the runs frame (`runs.columns`: failed,
+#: reason_class, expected_decision, mistake_agent, phase), the rules (`runs.rules`: task_id,
+#: annotation_flag), the source families (`findings.families`: source) and the attribution row
+#: (`attribution.runs.attribution_frame`: action_diff, mistake_agent, mistake_step).
+ANALYSIS_INPUTS = (
+    "failed",
+    "reason_class",
+    "expected_decision",
+    "mistake_agent",
+    "mistake_step",
+    "phase",
+    "task_id",
+    "annotation_flag",
+    "source",
+    "action_diff",
+)
+#: The action diff's parts whose presence `attribution.runs.diff_shape` reads.
+DIFF_PARTS = ("missing", "extra", "wrong_arguments")
+#: Runs kept as Python values before they move into an Arrow block.
+BLOCK = 256
+_DTYPES = frame_dtypes(DecisionRecord)
+#: Columns held as JSON text (objects in the frame), and those decoded to tuples.
+_JSON = frozenset(n for n, d in _DTYPES.items() if d == "object")
+_TUPLES = frozenset({"evidence_refs", "evidence_refs_missing", "tool_calls"})
+_SCHEMA = pa.schema(
+    [
+        (n, pa.timestamp("us", tz="UTC") if d.startswith("datetime64") else pa.string())
+        for n, d in _DTYPES.items()
+    ]
+)
+
+
+def analysis_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a record's `inputs` the analysis reads (keys absent stay absent)."""
+    kept = {k: inputs[k] for k in ANALYSIS_INPUTS if k in inputs}
+    diff = kept.get("action_diff")
+    if isinstance(diff, Mapping):
+        kept["action_diff"] = {k: True for k in DIFF_PARTS if diff.get(k)}
+    return kept
+
+
+def _cell(name: str, value: Any) -> Any:
+    if name == "inputs":
+        return json.dumps(analysis_inputs(value), ensure_ascii=False)
+    if name in _JSON:
+        return json.dumps(list(value), ensure_ascii=False)
+    return value.value if isinstance(value, Enum) else value
+
+
+class CompactRows(RunRows):
+    """`RunRows` for a corpus: appended with `extend`, read as a frame (see the module)."""
+
+    def __init__(self, records: Iterable[DecisionRecord] = ()) -> None:
+        self._blocks: list[pa.Table] = []
+        self._pending: dict[str, list[Any]] = {n: [] for n in _DTYPES}
+        super().__init__(records)
+
+    def extend(self, records: Iterable[DecisionRecord]) -> None:
+        if isinstance(records, CompactRows):  # its blocks, not a record object per run
+            self._seal()
+            self._blocks.append(records.table())
+            return
+        for record in records:
+            for name, column in self._pending.items():
+                column.append(_cell(name, getattr(record, name)))
+            if len(self._pending["record_id"]) >= BLOCK:
+                self._seal()
+
+    def _seal(self) -> None:
+        """The pending runs moved into an Arrow block."""
+        if self._pending["record_id"]:
+            self._blocks.append(pa.table(self._pending, schema=_SCHEMA))
+            self._pending = {n: [] for n in _DTYPES}
+
+    def table(self) -> pa.Table:
+        self._seal()
+        return pa.concat_tables(self._blocks) if self._blocks else _SCHEMA.empty_table()
+
+    def __len__(self) -> int:
+        return sum(b.num_rows for b in self._blocks) + len(self._pending["record_id"])
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        row = self.table().slice(index % len(self), 1).to_pylist()[0]
+        for name in _JSON:
+            row[name] = json.loads(row[name])
+        return DecisionRecord.model_validate(row)
+
+    def trace_ids(self) -> list[str]:
+        return self.table().column("trace_id").to_pylist()
+
+    def frame(self, since: datetime | None = None) -> pd.DataFrame:
+        table = self.table()
+        columns = {n: _values(table.column(n), n) for n in _DTYPES}
+        frame = columns_to_frame(columns, DecisionRecord)
+        if since is None:
+            return frame
+        return frame[frame["decided_at"] >= since].reset_index(drop=True)
+
+
+def _values(column: pa.ChunkedArray, name: str) -> Any:
+    """A column as the frame takes it, without a Python object per run where the frame holds
+    none: strings and times stay Arrow; a JSON column is decoded once per distinct text of
+    each block, so equal values within a block are one object."""
+    import numpy as np
+    import pandas as pd
+
+    if pa.types.is_timestamp(column.type):
+        return column.to_pandas()
+    if name not in _JSON:
+        return pd.Series(pd.arrays.ArrowStringArray(column))
+    decode = tuple if name in _TUPLES else (lambda v: v)
+    out = np.empty(len(column), dtype=object)
+    start = 0
+    for chunk in column.chunks:
+        encoded = pc.dictionary_encode(chunk)
+        distinct = np.empty(len(encoded.dictionary), dtype=object)
+        for i, text in enumerate(encoded.dictionary.to_pylist()):  # one by one: never 2-D
+            distinct[i] = decode(json.loads(text))
+        out[start : start + len(chunk)] = distinct[encoded.indices.to_numpy()]
+        start += len(chunk)
+    return out
+
+
+__all__ = ["ANALYSIS_INPUTS", "BLOCK", "DIFF_PARTS", "CompactRows", "analysis_inputs"]

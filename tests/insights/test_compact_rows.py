@@ -1,0 +1,92 @@
+"""A corpus' records as Arrow blocks of what the analysis reads (`insights.compact_rows`), and
+the memory `cluster` keeps per run once a corpus is read: no record, inputs dict or
+attribution row object per run, and Python's heap flat in the number of runs (issue 39)."""
+
+from __future__ import annotations
+
+import gc
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pandas as pd
+
+from contextos_lab.insights import compact_rows
+from contextos_lab.insights.compact_rows import CompactRows, analysis_inputs
+from contextos_lab.insights.corpus import load_corpus
+from contextos_lab.insights.run_rows import RunRows
+from contextos_lab.insights.sources import load_sources
+from contextos_lab.insights.split import SplitSpec
+from contextos_lab.schemas.decision import DecisionRecord
+from tests.insights.attribution.traces import group_chat_run, orchestrated_run, write_runs
+
+
+def test_the_frame_is_the_records_frame_with_the_inputs_the_analysis_reads(monkeypatch) -> None:
+    monkeypatch.setattr(compact_rows, "BLOCK", 7)  # several blocks, and runs still pending
+    records = load_sources(["synthetic:60:2"]).records
+    rows = CompactRows(records[:25])
+    rows.extend(CompactRows(records[25:40]))  # another's blocks, as a format's merged parts
+    rows.extend(records[40:])
+    cut = [r.model_copy(update={"inputs": analysis_inputs(r.inputs)}) for r in records]
+    want = RunRows(cut).frame()
+    for name in ("evidence_refs", "evidence_refs_missing", "tool_calls"):
+        want[name] = want[name].map(tuple)
+    assert len(rows) == len(records)
+    pd.testing.assert_frame_equal(rows.frame(), want)
+    since = sorted(r.decided_at for r in records)[30] + timedelta(microseconds=1)
+    kept = [r for r in cut if r.decided_at >= since]
+    assert 0 < len(kept) < len(records)
+    assert rows.frame(since)["record_id"].tolist() == [r.record_id for r in kept]
+    assert rows[3] == cut[3] and rows[-2:] == cut[-2:]
+    assert rows.trace_ids() == [r.trace_id for r in records]
+
+
+def test_the_action_diff_is_kept_as_the_shape_it_has() -> None:
+    inputs = {
+        "source": "tau-bench",
+        "file": "a.json",
+        "action_diff": {"missing": ["x"], "extra": [], "wrong_arguments": {"y": ["z"]}},
+    }
+    assert analysis_inputs(inputs) == {
+        "source": "tau-bench",
+        "action_diff": {"missing": True, "wrong_arguments": True},
+    }
+
+
+def _per_run(o: object) -> bool:
+    """An attribution row (its excerpt) or a record's inputs (its source and failed flag)."""
+    if not isinstance(o, dict) or "__module__" in o:  # a class' namespace has defaults
+        return False
+    return isinstance(o.get("excerpt"), str) or (isinstance(o.get("source"), str) and "failed" in o)
+
+
+def _kept(folder: Path) -> tuple[int, int, int]:
+    """(pymalloc blocks, per-run dicts, records) left alive by reading `folder`."""
+    gc.collect()
+    before = sys.getallocatedblocks()
+    loaded = load_corpus([str(folder)], SplitSpec(0.0), workers=1)
+    gc.collect()
+    blocks = sys.getallocatedblocks() - before
+    rows = sum(_per_run(o) for o in gc.get_objects())
+    records = sum(isinstance(o, DecisionRecord) for o in gc.get_objects())
+    assert len(loaded.records) and len(loaded.attributed)
+    return blocks, rows, records
+
+
+def test_a_read_corpus_keeps_no_object_per_run(tmp_path: Path, monkeypatch) -> None:
+    """The reader kept each run's inputs dict and each failed run's attribution row (a
+    300-character excerpt, the candidates) until the report was written, so the parent grew
+    by KBs a run; now they are Arrow bytes and lines of a temporary file (and the runs of the
+    block being filled: a few here)."""
+    monkeypatch.setattr(compact_rows, "BLOCK", 4)
+    small, large = 12, 96
+    for n in (small, large):
+        runs = [orchestrated_run(i) for i in range(n // 2)]
+        write_runs(tmp_path / str(n), runs + [group_chat_run(i) for i in range(n // 2)])
+    _kept(tmp_path / str(small))  # caches warmed
+    blocks_small, rows_small, records_small = _kept(tmp_path / str(small))
+    blocks_large, rows_large, records_large = _kept(tmp_path / str(large))
+    assert (rows_small, records_small) == (0, 0) and (rows_large, records_large) == (0, 0)
+    # the old reader kept about 40 small objects a run (record columns, inputs, attribution
+    # rows); what is left now is a few caches' noise, a few hundred blocks either way
+    assert blocks_large - blocks_small < 10 * (large - small), (blocks_small, blocks_large)
