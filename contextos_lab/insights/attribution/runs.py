@@ -154,7 +154,12 @@ def _row(run: RunTrace, a: Attribution | None) -> dict[str, Any] | None:
         "probability": a.probability,
         "low_confidence": a.low_confidence,
         "candidates": [
-            {"step": c.step, "agent": c.agent, "probability": c.probability}
+            {
+                "step": c.step,
+                "agent": c.agent,
+                "probability": c.probability,
+                "evidence": [name for name, _ in c.signals],
+            }
             for c in a.candidates
         ],
         "attributor": a.attributor,
