@@ -124,11 +124,23 @@ CONFIGURATIONS_COMPARED = {
 
 #: `Tiers` fields other than the defaults (`--tiers key=value`), set before the pool forks.
 TIER_OPTIONS: dict[str, Any] = {}
+#: The target's harness_kwargs over the stand-in's (benchmarks/multi_fidelity_robustness.py
+#: makes another of its tiers the target), set before the pool forks.
+TARGET_KWARGS: dict[str, Any] = {}
+
+
+def target_ctx(time_scale: float | None = 0.0) -> RunContext:
+    """The stand-in without budget (and without sleeps by default), TARGET_KWARGS applied."""
+    ctx = sc.standin_ctx(time_scale)
+    if not TARGET_KWARGS:
+        return ctx
+    kwargs = {**ctx.spec.harness_kwargs, **TARGET_KWARGS}
+    return prepare(ctx.spec.model_copy(update={"harness_kwargs": kwargs}))
 
 
 def tiered_ctx(screen: str | None) -> RunContext:
     """The stand-in without sleeps or budget; `screen` declares a screen tier on it."""
-    ctx = sc.standin_ctx()
+    ctx = target_ctx()
     if screen is None:
         return ctx
     prices = ctx.spec.prices

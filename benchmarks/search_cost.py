@@ -245,8 +245,13 @@ def standin_ctx(time_scale: float | None = 0.0) -> RunContext:
     return prepare(spec.model_copy(update={"harness_kwargs": kwargs, "budget": None}))
 
 
-def enumerate_standin(ctx: RunContext) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Every config of the stand-in's grid through `score_config` (in this process; cached)."""
+def enumerate_standin(
+    ctx: RunContext, sleeping: RunContext | None = None
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Every config of the stand-in's grid through `score_config` (in this process; cached).
+
+    `sleeping` re-scores a few configs with real sleeps: by default the spec's own time scale
+    (another tier of the stand-in passes its own)."""
     h = hashlib.sha256()
     for path in [
         STANDIN_SPEC.parent / "standin_llm.py",
@@ -285,7 +290,7 @@ def enumerate_standin(ctx: RunContext) -> tuple[pd.DataFrame, dict[str, Any]]:
         if {e: float(row[e]) for e in EVALUATORS} != again:
             raise SystemExit(f"stand-in grid mismatch at {configs[int(i)]}: {again}")
     info["verified_without_sleeps"] = N_STANDIN_RECHECK
-    sleeping = standin_ctx(time_scale=None)  # the spec's own time scale: real sleeps
+    sleeping = sleeping or standin_ctx(time_scale=None)  # the spec's own time scale: sleeps
     for i in rng.choice(len(configs), size=N_STANDIN_CHECK, replace=False):
         again = score_config(sleeping, configs[int(i)])["scores"]
         row = frame.iloc[int(i)]
