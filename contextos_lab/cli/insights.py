@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import pickle
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,23 +30,13 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _pool_workers(attributor: Any, workers: int) -> int:
-    """The worker processes `attributor` can be sent to: one that cannot be pickled (the
-    llm-judge holds a lock and a cache; many plug-ins hold a client) is used in this process,
-    where its own concurrency, cache and call budget hold for the whole run. Sent to a pool it
-    hung `cluster` without a word."""
-    if workers <= 1:
-        return workers
-    try:
-        pickle.dumps(attributor)
-    except Exception as exc:  # pickling raises TypeError, AttributeError, PicklingError, ...
-        name = getattr(attributor, "name", type(attributor).__name__)
-        print(
-            f"note: attributor {name!r} cannot go to worker processes ({one_line(exc)}); "
-            "files are read in this process",
-            file=sys.stderr,
-        )
-        return 1
-    return workers
+    """`insights.corpus.pool_workers`, its note said on stderr."""
+    from contextos_lab.insights.corpus import pool_workers
+
+    n, note = pool_workers(attributor, workers)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+    return n
 
 
 def _cluster(args: argparse.Namespace) -> int:

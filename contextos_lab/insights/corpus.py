@@ -17,6 +17,8 @@ spans grouped by trace id) is still loaded as one group per source, in-process.
 from __future__ import annotations
 
 import os
+import pickle
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -76,9 +78,7 @@ def summarise(
 ) -> Summary:
     """A loader's result without its traces: the failed search-split runs are attributed."""
     wanted = {r.trace_id for r in result.records if failed(r) and split.of(r.trace_id) == SEARCH}
-    attributed = trace_attributions(
-        [t for t in result.traces if t.trace_id in wanted], attributor
-    )
+    attributed = trace_attributions([t for t in result.traces if t.trace_id in wanted], attributor)
     return Summary(
         kind,
         files,
@@ -172,6 +172,26 @@ def stream_source(
         yield summarise(loader_for(kind)(paths), kind, len(paths), read.split, model)
 
 
+def pool_workers(attributor: Attributor | None, workers: int) -> tuple[int, str | None]:
+    """The worker processes `attributor` can be sent to, and a note when none: one that cannot
+    be pickled (the llm-judge holds a lock and a cache; plug-ins often hold a client) is used
+    in this process, where its own concurrency, cache and budget hold for the whole run. Sent
+    to a pool it hung without a word."""
+    if workers <= 1 or attributor is None:
+        return workers, None
+    try:
+        pickle.dumps(attributor)
+    except Exception as exc:  # pickling raises TypeError, AttributeError, PicklingError, ...
+        name = getattr(attributor, "name", type(attributor).__name__)
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return (
+            1,
+            f"attributor {name!r} cannot go to worker processes ({why}); "
+            "files are read in this process",
+        )
+    return workers, None
+
+
 def load_corpus(
     sources: str | Path | Sequence[str | Path],
     split: SplitSpec,
@@ -187,7 +207,9 @@ def load_corpus(
     chooses."""
     if loader is not None:
         get_loader(loader)  # an unknown name or a bad path: one error, before any reading
-    n = workers or default_workers()
+    n, note = pool_workers(attributor, workers or default_workers())
+    if note:
+        warnings.warn(note, stacklevel=2)
     read = ReadFiles(split, attributor, loader)
     # Arrow blocks, not one model object per run; attribution rows on disk
     spilled = SpilledAttributions()

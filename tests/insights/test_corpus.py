@@ -116,3 +116,28 @@ def test_cluster_with_one_or_two_workers_writes_the_same_report(tmp_path: Path) 
         assert main(["cluster", folder, "--out", str(out), "--workers", workers]) == 0
         outs.append(json.loads((out / "insights.json").read_text(encoding="utf-8")))
     assert outs[0] == outs[1] and outs[0]["attributions"]
+
+
+class _HoldsALock:
+    """An attributor that cannot be pickled (as the llm-judge, holding a lock and a cache)."""
+
+    name = "locked"
+
+    def __init__(self) -> None:
+        import threading
+
+        from contextos_lab.insights.attribution import get_attributor
+
+        self._lock, self._inner = threading.Lock(), get_attributor()
+
+    def attribute(self, run):
+        return self._inner.attribute(run)
+
+
+def test_an_attributor_that_cannot_be_pickled_reads_in_this_process(tmp_path: Path) -> None:
+    assert corpus.pool_workers(_HoldsALock(), 2)[0] == 1
+    assert corpus.pool_workers(None, 2) == (2, None)
+    folder = str(_folder(tmp_path))
+    with pytest.warns(UserWarning, match="cannot go to worker processes"):
+        got = load_corpus([folder], SplitSpec(0.3), attributor=_HoldsALock(), workers=2)
+    assert _state(got) == _state(load_corpus([folder], SplitSpec(0.3), workers=1))
