@@ -60,17 +60,24 @@ def _per_run(o: object) -> bool:
     return isinstance(o.get("excerpt"), str) or (isinstance(o.get("source"), str) and "failed" in o)
 
 
+def _alive() -> tuple[int, int]:
+    """(per-run dicts, records) alive in this process now."""
+    objects = gc.get_objects()
+    return sum(_per_run(o) for o in objects), sum(isinstance(o, DecisionRecord) for o in objects)
+
+
 def _kept(folder: Path) -> tuple[int, int, int]:
-    """(pymalloc blocks, per-run dicts, records) left alive by reading `folder`."""
+    """(pymalloc blocks, per-run dicts, records) left alive by reading `folder`: counted as
+    what the read adds, so objects another test left in this worker process count nothing."""
     gc.collect()
+    rows_before, records_before = _alive()
     before = sys.getallocatedblocks()
     loaded = load_corpus([str(folder)], SplitSpec(0.0), workers=1)
     gc.collect()
     blocks = sys.getallocatedblocks() - before
-    rows = sum(_per_run(o) for o in gc.get_objects())
-    records = sum(isinstance(o, DecisionRecord) for o in gc.get_objects())
+    rows, records = _alive()
     assert len(loaded.records) and len(loaded.attributed)
-    return blocks, rows, records
+    return blocks, rows - rows_before, records - records_before
 
 
 def test_a_read_corpus_keeps_no_object_per_run(tmp_path: Path, monkeypatch) -> None:
