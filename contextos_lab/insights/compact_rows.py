@@ -7,13 +7,14 @@ over the allocator's arenas, so that the parent's memory grew by several KB a ru
 moves it into an Arrow table (`pyarrow`: contiguous buffers, a few per block), so what a run
 leaves behind is its bytes. `inputs` is cut to `ANALYSIS_INPUTS` (the action diff to the shape
 `attribution.runs.diff_shape` reads) and held, with the tool calls and evidence references, as
-JSON text; the frame decodes each distinct text of a block once, so equal values are one object.
+JSON text; the frame decodes each distinct text of the column once, so equal values are one object.
 The frame equals `RunRows(records).frame()` but for those inputs (and tuples for lists).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from enum import Enum
@@ -49,6 +50,8 @@ ANALYSIS_INPUTS = (
 DIFF_PARTS = ("missing", "extra", "wrong_arguments")
 #: Runs kept as Python values before they move into an Arrow block.
 BLOCK = 256
+#: Distinct JSON texts turned into Python strings at a time.
+_SLICE = 4096
 _DTYPES = frame_dtypes(DecisionRecord)
 #: Columns held as JSON text (objects in the frame), and those decoded to tuples.
 _JSON = frozenset(n for n, d in _DTYPES.items() if d == "object")
@@ -133,25 +136,47 @@ class CompactRows(RunRows):
 def _values(column: pa.ChunkedArray, name: str) -> Any:
     """A column as the frame takes it, without a Python object per run where the frame holds
     none: strings and times stay Arrow; a JSON column is decoded once per distinct text of
-    each block, so equal values within a block are one object."""
-    import numpy as np
+    the whole column (`pyarrow.compute.unique`, `index_in`), so equal values are one object."""
     import pandas as pd
 
     if pa.types.is_timestamp(column.type):
         return column.to_pandas()
     if name not in _JSON:
         return pd.Series(pd.arrays.ArrowStringArray(column))
-    decode = tuple if name in _TUPLES else (lambda v: v)
-    out = np.empty(len(column), dtype=object)
-    start = 0
-    for chunk in column.chunks:
-        encoded = pc.dictionary_encode(chunk)
-        distinct = np.empty(len(encoded.dictionary), dtype=object)
-        for i, text in enumerate(encoded.dictionary.to_pylist()):  # one by one: never 2-D
-            distinct[i] = decode(json.loads(text))
-        out[start : start + len(chunk)] = distinct[encoded.indices.to_numpy()]
-        start += len(chunk)
-    return out
+    return _decoded(column, name)
 
+
+def _decoded(column: pa.ChunkedArray, name: str) -> Any:
+    """Each distinct JSON text decoded once (a slice of them at a time, never all as Python
+    strings at once); nested values and strings equal across texts shared too: a corpus
+    repeats its sources, classes and diff shapes, and a run's own task id is what differs."""
+    import numpy as np
+
+    distinct = pc.unique(column)
+    objects = np.empty(len(distinct), dtype=object)
+    shared: dict[str, Any] = {}
+    for start in range(0, len(distinct), _SLICE):
+        texts = distinct.slice(start, _SLICE).to_pylist()
+        for i, text in enumerate(texts, start):  # one by one: never a 2-D array
+            objects[i] = _decode(json.loads(text), name, shared)
+    return objects[pc.index_in(column, value_set=distinct).to_numpy()]
+
+
+def _decode(value: Any, name: str, shared: dict[str, Any]) -> Any:
+    if name in _TUPLES:
+        return tuple(_share(v, shared) for v in value)
+    if isinstance(value, dict):
+        return {k: _share(v, shared) for k, v in value.items()}
+    return value
+
+
+def _share(value: Any, shared: dict[str, Any]) -> Any:
+    """One object for equal strings, dicts and lists among the decoded texts (never
+    mutated: the analysis only reads them)."""
+    if isinstance(value, str):
+        return sys.intern(value)
+    if isinstance(value, dict | list):
+        return shared.setdefault(json.dumps(value, ensure_ascii=False), value)
+    return value
 
 __all__ = ["ANALYSIS_INPUTS", "BLOCK", "DIFF_PARTS", "CompactRows", "analysis_inputs"]

@@ -193,8 +193,20 @@ def attribution_frame(
                 "annotated_step": inputs.get("mistake_step"),
             }
         )
+    return _objects(rows)
+
+
+def _objects(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The rows as an object frame, missing values None (JSON has no NaN). A text column takes
+    the rows' own strings (mostly one object per distinct text: `attribution.spilled`), where
+    pandas' `str` columns turned back into objects made a new string per cell."""
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
-    return frame.astype(object).where(frame.notna(), None)  # JSON has no NaN
+    texts = [c for c in COLUMNS if isinstance(frame[c].dtype, pd.StringDtype)]
+    out = frame.drop(columns=texts)
+    out = out.astype(object).where(out.notna(), None)
+    for c in texts:
+        out[c] = pd.Series([row.get(c) for row in rows], index=frame.index, dtype=object)
+    return out[list(COLUMNS)]
 
 
 def attribute_runs(
