@@ -14,7 +14,6 @@ The frame equals `RunRows(records).frame()` but for those inputs (and tuples for
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from enum import Enum
@@ -154,7 +153,7 @@ def _decoded(column: pa.ChunkedArray, name: str) -> Any:
 
     distinct = pc.unique(column)
     objects = np.empty(len(distinct), dtype=object)
-    shared: dict[str, Any] = {}
+    shared: tuple[dict[str, str], dict[str, Any]] = ({}, {})  # strings; lists and dicts
     for start in range(0, len(distinct), _SLICE):
         texts = distinct.slice(start, _SLICE).to_pylist()
         for i, text in enumerate(texts, start):  # one by one: never a 2-D array
@@ -162,7 +161,7 @@ def _decoded(column: pa.ChunkedArray, name: str) -> Any:
     return objects[pc.index_in(column, value_set=distinct).to_numpy()]
 
 
-def _decode(value: Any, name: str, shared: dict[str, Any]) -> Any:
+def _decode(value: Any, name: str, shared: tuple[dict[str, str], dict[str, Any]]) -> Any:
     if name in _TUPLES:
         return tuple(_share(v, shared) for v in value)
     if isinstance(value, dict):
@@ -170,13 +169,14 @@ def _decode(value: Any, name: str, shared: dict[str, Any]) -> Any:
     return value
 
 
-def _share(value: Any, shared: dict[str, Any]) -> Any:
+def _share(value: Any, shared: tuple[dict[str, str], dict[str, Any]]) -> Any:
     """One object for equal strings, dicts and lists among the decoded texts (never
     mutated: the analysis only reads them)."""
-    if isinstance(value, str):
-        return sys.intern(value)
+    if isinstance(value, str):  # not `sys.intern`: its table would keep every task id
+        return shared[0].setdefault(value, value)
     if isinstance(value, dict | list):
-        return shared.setdefault(json.dumps(value, ensure_ascii=False), value)
+        return shared[1].setdefault(json.dumps(value, ensure_ascii=False), value)
     return value
+
 
 __all__ = ["ANALYSIS_INPUTS", "BLOCK", "DIFF_PARTS", "CompactRows", "analysis_inputs"]
