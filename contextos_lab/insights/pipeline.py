@@ -195,6 +195,7 @@ def analyse(
     split = SplitSpec(heldout_fraction)
     observed = [f for f in loaded.feedback if f.signed_by not in ANSWER_KEY_SIGNERS]
     runs = runs_frame(_records_frame(loaded.records, since), observed, split)
+    search_runs = runs[runs["split"] == SEARCH]  # one copy for every step below (scale.md)
     fb_split = split.assign(f.trace_id for f in observed).to_numpy()
     feedback = [f for f, s in zip(observed, fb_split, strict=True) if s == SEARCH]
     # One observation per failed run: a correction on a run that failed is a second source of
@@ -203,12 +204,11 @@ def analyse(
     free = [f for f in feedback if f.decision_record_id not in failed_ids]
     clusters, candidates = _feedback_insights(free, runs, since, m)
     candidates += run_insight_candidates(
-        runs,
+        search_runs,
         min_cluster_size=m,
         split=split,
         rules=[r for r in RULES if r not in ANSWER_KEY_RULES],
     )
-    search_runs = runs[runs["split"] == SEARCH]
     found = _attributed(loaded, search_runs, attributor)
     attributions, mechanisms, mechanism_candidates = attribute_by_source(
         found, search_runs, m, split
@@ -218,7 +218,7 @@ def analyse(
     return ClusterReport(
         split=split,
         runs=runs,
-        failures=failure_table(runs[runs["split"] == SEARCH], m),
+        failures=failure_table(search_runs, m),
         clusters=clusters,
         insights=insights,
         routing=routing_frame(insights),

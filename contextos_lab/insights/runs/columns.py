@@ -27,7 +27,7 @@ def runs_frame(
     """One row per decision with the derived columns the rules read (failed, reason_class,
     over_escalated, split)."""
     df = (
-        records.copy()
+        records.copy(deep=False)  # copy-on-write: the new columns never reach `records`
         if isinstance(records, pd.DataFrame)
         else EnvelopeList(records, DecisionRecord).to_frame()
     )

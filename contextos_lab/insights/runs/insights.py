@@ -125,7 +125,9 @@ def run_insight_candidates(
     another source's files to the same folder changes none of its figures.
     """
     m = check_min_cluster_size(min_cluster_size)
-    search = frame[frame["split"] == SEARCH] if "split" in frame else frame
+    search = frame
+    if "split" in frame and not (frame["split"] == SEARCH).all():  # else no copy of every run
+        search = frame[frame["split"] == SEARCH]
     out: list[Candidate] = []
     for family, part in families(search):
         start, end = window or (part["decided_at"].min(), part["decided_at"].max())
