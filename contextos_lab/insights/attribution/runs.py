@@ -176,36 +176,36 @@ def attribution_frame(
 ) -> pd.DataFrame:
     """One row per failed record of `records` whose trace has an entry in `found` (trace id →
     `trace_attribution`), the record's own columns (ids, diff, annotations) beside it."""
-    rows = []
+    columns: dict[str, list[Any]] = {c: [] for c in COLUMNS}  # no list of row dicts
     failed = failed_rows(records)[["record_id", "trace_id", "inputs"]]  # what a row reads
     for rec in failed.itertuples(index=False):
         got = found.get(rec.trace_id)
         if got is None:
             continue
         inputs = rec.inputs if isinstance(rec.inputs, Mapping) else {}
-        rows.append(
-            {
-                **got,
-                "record_id": rec.record_id,
-                "trace_id": rec.trace_id,
-                "diff": diff_shape(inputs),
-                "annotated_agent": inputs.get("mistake_agent"),
-                "annotated_step": inputs.get("mistake_step"),
-            }
-        )
-    return _objects(rows)
+        row = {
+            **got,
+            "record_id": rec.record_id,
+            "trace_id": rec.trace_id,
+            "diff": diff_shape(inputs),
+            "annotated_agent": inputs.get("mistake_agent"),
+            "annotated_step": inputs.get("mistake_step"),
+        }
+        for name, values in columns.items():
+            values.append(row.get(name))
+    return _objects(columns)
 
 
-def _objects(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def _objects(columns: dict[str, list[Any]]) -> pd.DataFrame:
     """The rows as an object frame, missing values None (JSON has no NaN). A text column takes
     the rows' own strings (mostly one object per distinct text: `attribution.spilled`), where
     pandas' `str` columns turned back into objects made a new string per cell."""
-    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame = pd.DataFrame(columns, columns=list(COLUMNS))
     texts = [c for c in COLUMNS if isinstance(frame[c].dtype, pd.StringDtype)]
     out = frame.drop(columns=texts)
     out = out.astype(object).where(out.notna(), None)
     for c in texts:
-        out[c] = pd.Series([row.get(c) for row in rows], index=frame.index, dtype=object)
+        out[c] = pd.Series(columns[c], index=frame.index, dtype=object)
     return out[list(COLUMNS)]
 
 

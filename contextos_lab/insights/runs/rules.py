@@ -148,12 +148,15 @@ def _rate(outcome: pd.Series, mask: pd.Series) -> float:
 def _detour_masks(frame: pd.DataFrame, key: dict[str, Any]) -> Masks:
     """Runs of tasks with a modal successful path only; each is compared with its own task's
     path, so one task's success never sets another task's baseline."""
-    modal = {t: Counter(p) for t, p in key["modal_paths"].items()}
+    tool = key["tool"]
+    # `_extra_calls` against each task's modal path, as the count of the one tool it asks
+    # about: no Counter per task (a corpus of distinct tasks has one per run)
+    allowed = {t: p.count(tool) for t, p in key["modal_paths"].items()}
     tasks = task_column(frame)
-    same = _key_eq(frame, key["decision_key"]) & tasks.isin(list(modal))
+    same = _key_eq(frame, key["decision_key"]) & tasks.isin(list(allowed))
     detour = pd.Series(
         [
-            t in modal and _extra_calls(p, modal[t], key["tool"])
+            t in allowed and p.count(tool) > allowed[t]
             for t, p in zip(tasks, frame["tool_calls"], strict=True)
         ],
         index=frame.index,
