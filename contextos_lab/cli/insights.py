@@ -50,6 +50,7 @@ def _cluster(args: argparse.Namespace) -> int:
     if args.workers is None:
         args.workers = default_workers()
     _check_arguments(args)
+    _system_arrow_pool()
     attributor = get_attributor(args.attributor)  # an unknown name: one line, before loading
     if _out_of_core(args):
         if args.out is None:
@@ -90,6 +91,15 @@ def _cluster(args: argparse.Namespace) -> int:
     else:
         print(f"next: open {where or out}; contextos-lab cluster --store URL stores the clusters")
     return 0
+
+
+def _system_arrow_pool() -> None:
+    """Arrow buffers (the corpus' record blocks, pandas' `str` columns) from the C allocator:
+    pyarrow's default pool (mimalloc) keeps the pages the analysis' frame copies free, so the
+    peak grew with the corpus (docs/scale.md, "Flat in the analysis"). The same results."""
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())
 
 
 def _analysed(args: argparse.Namespace, loaded: Any, attributor: Any, store: Any) -> Any:
