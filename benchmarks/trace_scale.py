@@ -141,6 +141,19 @@ def run_cluster(corpus: Path, out: Path, workers: int) -> dict[str, Any]:
     }
 
 
+def _largest_process_growth(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """KB a trace the largest process grew by between the smallest and the largest size (no
+    goal: what "flat" is measured by, docs/scale.md, "Flat in the analysis")."""
+    sized = [r for r in rows if r.get("largest_process_rss_gb") is not None]
+    if len(sized) < 2:
+        return None
+    a, b = sized[0], sized[-1]
+    kb = (b["largest_process_rss_gb"] - a["largest_process_rss_gb"]) * 1e6
+    measured = round(kb / (b["traces"] - a["traces"]), 2)
+    print(f"largest process grew {measured} KB/trace between {a['traces']} and {b['traces']}")
+    return {"goal": None, "measured": measured, "met": True, "between": [a["traces"], b["traces"]]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -221,6 +234,9 @@ def main() -> None:
             f"growth {slope * 1e6:.1f} KB/trace between {a['traces']} and {b['traces']}; "
             f"extended linearly to 100k (not measured): {line} GB"
         )
+    growth = _largest_process_growth(rows)
+    if growth is not None:  # informational (issue 39: memory flat in the number of traces)
+        goals["largest_process_growth_kb_per_trace"] = growth
     result = {
         "goals": goals,
         "workers": args.workers,
