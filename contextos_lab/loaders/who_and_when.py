@@ -323,7 +323,8 @@ def _failure(
     failed = raw.get("is_correct") is not True
     level = raw.get("level")
     ground_truth = raw.get("ground_truth", raw.get("groundtruth"))
-    attrs = {"file": path.name, "subset": subset, "question_id": qid, "level": level,
+    attrs = {"file": path.name, "line": line, "subset": subset, "question_id": qid,
+             "level": level,
              "ground_truth": None if ground_truth is None else str(ground_truth)}  # fmt: skip
     trace = Trace(trace_id, "who-and-when", tuple(_spans(trace_id, at, raw, turns)), attrs)
     decision_key = f"{subset}.level_{_slug(str(level))}" if level not in (None, "") else subset
