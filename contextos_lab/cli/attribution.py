@@ -142,7 +142,11 @@ def _step_top1(atts: list[Any], key: list[Any]) -> float:
 
 
 def calibrate_command(args: argparse.Namespace) -> int:
-    from contextos_lab.insights.attribution.calibrate import calibrate_chosen, leave_one_out
+    from contextos_lab.insights.attribution.calibrate import (
+        calibrate_chosen,
+        check_folds,
+        leave_one_out,
+    )
     from contextos_lab.insights.attribution.linear import (
         LinearAttributor,
         run_rows,
@@ -151,13 +155,17 @@ def calibrate_command(args: argparse.Namespace) -> int:
     from contextos_lab.insights.attribution.system_features import is_system_feature
     from contextos_lab.insights.attribution.weights_file import WeightsFile, write_weights
 
+    if Path(args.out).is_dir():  # refused before the fit, not after it
+        raise UserError(f"--out {args.out}: is a folder; give the weights file's path")
     key = _annotated(args.dir)
     weights, temperature, name = _prior(args.prior)
     runs, steps = [k.run for k in key], [k.step for k in key]
     parts = [run_rows(r, s) for r, s in zip(runs, steps, strict=True)]
     system = [run_system_rows(r) for r in runs]
     fit, strength = calibrate_chosen(parts, weights, temperature, system)
-    loo = _step_top1(leave_one_out(runs, steps, weights, temperature), key)
+    folds = check_folds(len(runs))
+    loo = _step_top1(leave_one_out(runs, steps, weights, temperature, folds=folds), key)
+    check = "leave-one-run-out" if folds is None else f"{folds}-fold (runs i % {folds})"
     prior_model = LinearAttributor(weights, "prior", temperature)
     before = _step_top1([prior_model.attribute(r) for r in runs], key)
     out = write_weights(
@@ -182,7 +190,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
     learnt = sorted((k for k in fit.weights if is_system_feature(k)), key=lambda k: -fit.weights[k])
     print(
         f"{fit.runs} annotated runs ({fit.used_runs} with the annotated step among the "
-        f"candidates); step agreement, leave-one-run-out: calibrated {loo:.3f} vs "
+        f"candidates); step agreement, {check}: calibrated {loo:.3f} vs "
         f"prior ({name}) {before:.3f}; {held} (chosen by leave-one-out on these runs), "
         f"scale {fit.scale:.2f} -> {out}"
     )

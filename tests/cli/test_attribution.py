@@ -188,3 +188,15 @@ def test_a_step_outside_the_run_is_named_by_file_line_and_field(tmp_path, capsys
     err = capsys.readouterr().err
     assert "r.jsonl: field mistake_step: 99 is outside the run" in err  # one run: no line
     assert "nothing to calibrate" in err and "Traceback" not in err
+
+
+def test_an_out_path_that_cannot_be_written_is_refused_before_the_fit(
+    annotated, tmp_path, capsys, monkeypatch
+) -> None:
+    """`--out` naming a folder failed with a bare `[Errno 21]` after the whole calibration."""
+    import contextos_lab.insights.attribution.calibrate as cal
+
+    monkeypatch.setattr(cal, "calibrate_chosen", lambda *a: pytest.fail("fitted first"))
+    assert main(["attribution", "calibrate", str(annotated), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {tmp_path}: is a folder" in err and "Traceback" not in err
