@@ -200,3 +200,10 @@ def test_an_out_path_that_cannot_be_written_is_refused_before_the_fit(
     assert main(["attribution", "calibrate", str(annotated), "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert f"--out {tmp_path}: is a folder" in err and "Traceback" not in err
+
+
+def test_cluster_help_says_where_the_llm_judge_reads_its_endpoint(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["cluster", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(f"CONTEXTOS_JUDGE_{v}" in text for v in ("BASE_URL", "MODEL", "API_KEY"))
