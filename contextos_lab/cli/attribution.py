@@ -62,36 +62,59 @@ def _annotated(folder: str) -> list[Any]:
         raise UserError(f"no such file or folder: {folder}")
     loaded = load_sources([folder])
     records = runs_frame(loaded.records)
-    _say_unusable(loaded, records)
+    where = {t.trace_id: _where(t.attributes, t.trace_id) for t in loaded.traces}
     key = annotated_runs(loaded.traces, records)
-    if not key:
+    found = [any(t.index == k.step for t in k.run.turns) for k in key]
+    inside = [k for k, ok in zip(key, found, strict=True) if ok]
+    outside = [k for k, ok in zip(key, found, strict=True) if not ok]
+    _say_unusable(loaded, records, where, outside)
+    if not inside:
         raise UserError(
             f"{folder}: no failed run with a trace and an annotated step "
             "(mistake_step or failing_step); nothing to calibrate or score"
         )
-    return key
+    return inside
 
 
 #: Lines of unusable input printed before "… and N more".
 _SHOWN = 5
 
 
-def _say_unusable(loaded: Any, records: Any) -> None:
+def _where(attributes: Any, trace_id: str) -> str:
+    """`file:line` of a run (`file` alone for a one-run file)."""
+    name, line = attributes.get("file", trace_id), attributes.get("line")
+    return f"{name}:{line}" if line else str(name)
+
+
+def _say_unusable(loaded: Any, records: Any, where: dict[str, str], outside: list[Any]) -> None:
     """On stderr, what in DIR is not scored and why (file, line, field): a file no loader
-    accepts, a failed run whose annotation is malformed. Silently dropping them would score
-    fewer runs than the user gave without a word."""
-    files = {t.trace_id: t.attributes.get("file", t.trace_id) for t in loaded.traces}
+    accepts, a failed run whose annotation is malformed or names a step the run does not have.
+    Silently dropping them (or scoring a step outside the run as a miss) would score other runs
+    than the user gave without a word."""
+    from contextos_lab.insights.attribution.scoring import STEP_KEYS
+
     lines = [
         f"{q.file}:{q.line}: {q.field or '(whole row)'}: {q.message}" for q in loaded.quarantined
     ]
+    inputs_of: dict[str, Any] = {}
     if "inputs" in records:
-        for trace_id, inputs in zip(records["trace_id"], records["inputs"], strict=True):
+        inputs_of = dict(zip(records["trace_id"], records["inputs"], strict=True))
+        for trace_id, inputs in inputs_of.items():
             missing = inputs.get("annotation_missing") if isinstance(inputs, dict) else None
             lines += [
-                f"{files.get(trace_id, trace_id)}: field {name}: {why}"
+                f"{where.get(trace_id, trace_id)}: field {name}: {why}"
                 for name, why in (missing or {}).items()
                 if str(why).startswith("malformed")
             ]
+    for k in outside:
+        inputs = inputs_of.get(k.run.run_id) or {}
+        field = next((f for f in STEP_KEYS if isinstance(inputs.get(f), int)), STEP_KEYS[0])
+        steps = [t.index for t in k.run.turns]
+        span = f"steps {min(steps)}-{max(steps)}" if steps else "no steps"
+        lines.append(
+            f"{where.get(k.run.run_id, k.run.run_id)}: field {field}: {k.step} is outside "
+            f"the run ({span})"
+        )
     if not lines:
         return
     shown = "\n".join(f"  {line}" for line in lines[:_SHOWN])
@@ -119,7 +142,11 @@ def _step_top1(atts: list[Any], key: list[Any]) -> float:
 
 
 def calibrate_command(args: argparse.Namespace) -> int:
-    from contextos_lab.insights.attribution.calibrate import calibrate_chosen, leave_one_out
+    from contextos_lab.insights.attribution.calibrate import (
+        calibrate_chosen,
+        check_folds,
+        leave_one_out,
+    )
     from contextos_lab.insights.attribution.linear import (
         LinearAttributor,
         run_rows,
@@ -128,13 +155,17 @@ def calibrate_command(args: argparse.Namespace) -> int:
     from contextos_lab.insights.attribution.system_features import is_system_feature
     from contextos_lab.insights.attribution.weights_file import WeightsFile, write_weights
 
+    if Path(args.out).is_dir():  # refused before the fit, not after it
+        raise UserError(f"--out {args.out}: is a folder; give the weights file's path")
     key = _annotated(args.dir)
     weights, temperature, name = _prior(args.prior)
     runs, steps = [k.run for k in key], [k.step for k in key]
     parts = [run_rows(r, s) for r, s in zip(runs, steps, strict=True)]
     system = [run_system_rows(r) for r in runs]
     fit, strength = calibrate_chosen(parts, weights, temperature, system)
-    loo = _step_top1(leave_one_out(runs, steps, weights, temperature), key)
+    folds = check_folds(len(runs))
+    loo = _step_top1(leave_one_out(runs, steps, weights, temperature, folds=folds), key)
+    check = "leave-one-run-out" if folds is None else f"{folds}-fold (runs i % {folds})"
     prior_model = LinearAttributor(weights, "prior", temperature)
     before = _step_top1([prior_model.attribute(r) for r in runs], key)
     out = write_weights(
@@ -159,7 +190,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
     learnt = sorted((k for k in fit.weights if is_system_feature(k)), key=lambda k: -fit.weights[k])
     print(
         f"{fit.runs} annotated runs ({fit.used_runs} with the annotated step among the "
-        f"candidates); step agreement, leave-one-run-out: calibrated {loo:.3f} vs "
+        f"candidates); step agreement, {check}: calibrated {loo:.3f} vs "
         f"prior ({name}) {before:.3f}; {held} (chosen by leave-one-out on these runs), "
         f"scale {fit.scale:.2f} -> {out}"
     )

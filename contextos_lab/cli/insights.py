@@ -339,7 +339,9 @@ def _add_analysis_options(p: argparse.ArgumentParser) -> None:
         default="default",
         metavar="NAME",
         help="who-failed attributor: a registered name (default, last-actor-before-error, "
-        "llm-judge), an installed plug-in's name, or package.module:factory",
+        "llm-judge), an installed plug-in's name, or package.module:factory; llm-judge reads "
+        "an OpenAI-compatible endpoint from CONTEXTOS_JUDGE_BASE_URL, CONTEXTOS_JUDGE_MODEL "
+        "and CONTEXTOS_JUDGE_API_KEY (docs: failure_attribution.md, 'An LLM judge')",
     )
     p.add_argument(
         "--loader",

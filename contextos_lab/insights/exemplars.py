@@ -4,7 +4,7 @@ the run annotated failures happened (mistaken agent × run phase).
 Reviewers judge a failure from the turns around it, not from a summary, so an exemplar is the
 trace's own text (the `CONTENT` the loaders keep on each span) for a few steps either side of
 the step the run failed at (`inputs.failing_step`: the annotated step, or the call that went
-wrong).
+wrong), else the step it ended at (`inputs.end_step`: a failed Inspect sample's last message).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def insight_exemplars(
     for row in cited.itertuples():
         trace = by_id.get(str(row.trace_id))
         inputs = row.inputs if isinstance(row.inputs, Mapping) else {}
-        step = inputs.get("failing_step")
+        step = inputs.get("failing_step", inputs.get("end_step"))
         if trace is None or not isinstance(step, int):
             continue
         out.append((trace.trace_id, trace_excerpt(trace, step, around)))

@@ -146,7 +146,9 @@ def _sample(
         "target": sample.target if isinstance(sample.target, str) else list(sample.target),
     }
     if reason is not None:
-        inputs.update(reason_class=reason, failing_step=max(0, len(sample.messages or []) - 1))
+        # where the sample ended, for exemplars: not `failing_step`, which is an answer key
+        # (annotated or derived from ground truth) that `attribution score` would score against
+        inputs.update(reason_class=reason, end_step=max(0, len(sample.messages or []) - 1))
     record = DecisionRecord(
         record_id=new_id("dr", at=at, seed=trace_id),
         trace_id=trace_id,

@@ -63,6 +63,8 @@ EXTRA_ANNOTATIONS = ("mistake_type", "is_corrected", "is_correct", "labels")
 ANNOTATION_KEYS = ("mistake_agent", "mistake_step", "mistake_reason")
 PHASES = ("first_third", "middle_third", "last_third")
 ANNOTATOR = "who_and_when_annotator"
+#: What an agent name's comparison drops: anything but a letter or digit of any script.
+_NOT_NAME = re.compile(r"[\W_]+")
 REASON_CLASS = "agent_mistake"
 
 
@@ -96,7 +98,9 @@ def phase_of(step: int, n_steps: int) -> str | None:
 
 
 def _same_agent(a: str, b: str) -> bool:
-    return _slug(a) == _slug(b)
+    """`_slug` equality with letters of any script kept (`計画者` is not `検索者`; `_slug`
+    made both `unknown`); ASCII names compare as before."""
+    return _NOT_NAME.sub("_", a.lower()).strip("_") == _NOT_NAME.sub("_", b.lower()).strip("_")
 
 
 def _rows(path: Path) -> Iterator[tuple[int | None, Any]]:
@@ -319,7 +323,8 @@ def _failure(
     failed = raw.get("is_correct") is not True
     level = raw.get("level")
     ground_truth = raw.get("ground_truth", raw.get("groundtruth"))
-    attrs = {"file": path.name, "subset": subset, "question_id": qid, "level": level,
+    attrs = {"file": path.name, "line": line, "subset": subset, "question_id": qid,
+             "level": level,
              "ground_truth": None if ground_truth is None else str(ground_truth)}  # fmt: skip
     trace = Trace(trace_id, "who-and-when", tuple(_spans(trace_id, at, raw, turns)), attrs)
     decision_key = f"{subset}.level_{_slug(str(level))}" if level not in (None, "") else subset

@@ -167,3 +167,43 @@ def test_an_attributor_that_cannot_be_pickled_is_used_in_this_process(
     assert "cannot go to worker processes" in capsys.readouterr().err
     used = {a["attributor"] for a in _attributions(json.loads((out / "insights.json").read_text()))}
     assert used == {"default"}
+
+
+def test_a_step_outside_the_run_is_named_by_file_line_and_field(tmp_path, capsys) -> None:
+    """`mistake_step: 99` (or -1) was scored as a miss without a word, and a malformed step in
+    a JSON-lines file was named by its file only, not its line."""
+    rows = [annotate(group_chat_run(i), "Data_Expert", 1, "x") for i in range(4)]
+    rows[1]["mistake_step"], rows[2]["mistake_step"], rows[3]["mistake_step"] = "99", -1, "two"
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["attribution", "score", str(folder), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["runs"] == 1
+    assert "r.jsonl:2: field mistake_step: 99 is outside the run (steps 0-4)" in captured.err
+    assert "r.jsonl:3: field mistake_step: -1 is outside the run (steps 0-4)" in captured.err
+    assert "r.jsonl:4: field mistake_step: malformed: 'two'" in captured.err
+    (folder / "r.jsonl").write_text(json.dumps(rows[1]) + "\n")
+    assert main(["attribution", "calibrate", str(folder), "--out", str(tmp_path / "w")]) == 2
+    err = capsys.readouterr().err
+    assert "r.jsonl: field mistake_step: 99 is outside the run" in err  # one run: no line
+    assert "nothing to calibrate" in err and "Traceback" not in err
+
+
+def test_an_out_path_that_cannot_be_written_is_refused_before_the_fit(
+    annotated, tmp_path, capsys, monkeypatch
+) -> None:
+    """`--out` naming a folder failed with a bare `[Errno 21]` after the whole calibration."""
+    import contextos_lab.insights.attribution.calibrate as cal
+
+    monkeypatch.setattr(cal, "calibrate_chosen", lambda *a: pytest.fail("fitted first"))
+    assert main(["attribution", "calibrate", str(annotated), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {tmp_path}: is a folder" in err and "Traceback" not in err
+
+
+def test_cluster_help_says_where_the_llm_judge_reads_its_endpoint(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["cluster", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(f"CONTEXTOS_JUDGE_{v}" in text for v in ("BASE_URL", "MODEL", "API_KEY"))

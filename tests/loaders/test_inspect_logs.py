@@ -77,3 +77,28 @@ def test_samples_become_runs_through_inspects_own_reader(tmp_path: Path) -> None
     assert result.records[1].inputs["reason_class"] == "scored_incorrect"
     assert {r.decision_key for r in result.records} == {"arithmetic"}
     assert result.records[0].decided_at.year == 2026  # the log's own clock
+
+
+def test_a_failed_sample_carries_where_it_ended_not_an_answer_key(monkeypatch) -> None:
+    """Every failed sample's last message was written as `failing_step`, the answer key
+    `attribution score` / `calibrate` read: a folder of unannotated Inspect logs was scored
+    (and calibrated) against "the last message" as if someone had annotated it."""
+    from types import SimpleNamespace
+
+    from contextos_lab.insights.attribution.scoring import annotated_runs
+    from contextos_lab.insights.runs.columns import runs_frame
+    from contextos_lab.loaders import inspect_logs
+    from contextos_lab.schemas.clock import NO_CLOCK
+
+    monkeypatch.setattr(inspect_logs, "_failure", lambda sample: "sample_error")  # no extra
+
+    said = (("user", "Rechne 2+2."), ("assistant", "5"), ("user", "Falsch."))
+    messages = [SimpleNamespace(role=r, content=c, tool_calls=None) for r, c in said]
+    sample = SimpleNamespace(id=1, epoch=1, scores=None, error="boom", limit=None,
+                             messages=messages, target="4")  # fmt: skip
+    made, _ = inspect_logs._sample(Path("log.eval"), "arith", "run1", sample, NO_CLOCK)
+    assert made is not None
+    trace, record = made
+    assert record.inputs["failed"] and record.inputs["end_step"] == 2
+    assert "failing_step" not in record.inputs
+    assert annotated_runs([trace], runs_frame([record])) == []

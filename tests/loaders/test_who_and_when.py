@@ -122,3 +122,18 @@ def test_the_subset_is_read_from_content_not_from_folder_names(tmp_path) -> None
     (tmp_path / "Algorithm-Generated" / "2.json").write_text(json.dumps(hc))
     keys = sorted(r.decision_key for r in load_who_and_when(tmp_path).records)
     assert keys == ["algorithm_generated.level_2", "hand_crafted.level_1"]
+
+
+def test_a_step_spoken_by_another_agent_is_flagged_in_any_script(tmp_path) -> None:
+    """Names were compared by their ASCII letters only, so two agents named in Japanese were
+    one agent and an annotation naming the wrong one was never flagged."""
+    history = [{"role": "ユーザー", "content": "東京の天気は?"},
+               {"role": "計画者", "content": "計画: 検索する。"},
+               {"role": "検索者", "content": "晴れ。"}]  # fmt: skip
+    rows = [
+        {"history": history, "mistake_agent": "計画者", "mistake_step": 2, "question_ID": "a"},
+        {"history": history, "mistake_agent": "検索者", "mistake_step": 2, "question_ID": "b"},
+    ]
+    (tmp_path / "x.json").write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+    flags = [r.inputs["annotation_flag"] for r in load_who_and_when(tmp_path / "x.json").records]
+    assert flags == ["step 2 is spoken by 検索者, not by mistake_agent 計画者", None]

@@ -41,6 +41,10 @@ PRIOR_STRENGTH = 2.0
 STRENGTHS = (0.3, 1.0, 3.0, 10.0, 30.0)
 #: The strongest choice: the prior's ranking kept, only its scale fitted.
 KEEP_RANKING = math.inf
+#: Labelled runs up to which `calibrate`'s printed check holds out one run at a time; beyond,
+#: CHECK_FOLDS folds (see `check_folds`).
+LEAVE_ONE_OUT_RUNS = 20
+CHECK_FOLDS = 10
 #: Inverse variance of the scale around 1 (weak: a new system may be much sharper or flatter).
 SCALE_STRENGTH = 0.1
 
@@ -208,31 +212,46 @@ def calibrate(
     return calibrate_parts(parts, prior, prior_temperature, strength, system)
 
 
+def check_folds(n_runs: int) -> int | None:
+    """How many parts `leave_one_out` holds out for the check `calibrate` prints: one per run
+    (None) up to LEAVE_ONE_OUT_RUNS, the range the procedure is meant for; CHECK_FOLDS beyond,
+    since each part refits the whole calibration (its own leave-one-out included)."""
+    return None if n_runs <= LEAVE_ONE_OUT_RUNS else CHECK_FOLDS
+
+
 def leave_one_out(
     runs: Sequence[RunTrace],
     steps: Sequence[int],
     prior: Mapping[str, float],
     prior_temperature: float = 1.0,
     strength: float | None = None,
+    folds: int | None = None,
 ) -> list[Attribution | None]:
     """Each run attributed by the calibration fitted on the other runs only (without
-    `strength`, its strength too is chosen on the other runs only)."""
+    `strength`, its strength too is chosen on the other runs only); with `folds`, on the runs
+    outside its fold (run i is in fold i % folds), one calibration per fold."""
     parts, system = _labelled(runs, steps)
-    out: list[Attribution | None] = []
-    for i, run in enumerate(runs):
-        rest, own = parts[:i] + parts[i + 1 :], system[:i] + system[i + 1 :]
+    k = folds or len(runs)
+    out: list[Attribution | None] = [None] * len(runs)
+    for fold in range(min(k, len(runs))):
+        held = [i for i in range(len(runs)) if i % k == fold]
+        rest = [parts[i] for i in range(len(runs)) if i % k != fold]
+        own = [system[i] for i in range(len(runs)) if i % k != fold]
         fit = (
             calibrate_chosen(rest, prior, prior_temperature, own)[0]
             if strength is None
             else calibrate_parts(rest, prior, prior_temperature, strength, own)
         )
-        model = LinearAttributor(fit.weights, "calibrated (leave-one-out)", fit.temperature)
-        out.append(model.attribute(run))
+        model = LinearAttributor(fit.weights, "calibrated (held out)", fit.temperature)
+        for i in held:
+            out[i] = model.attribute(runs[i])
     return out
 
 
 __all__ = [
+    "CHECK_FOLDS",
     "KEEP_RANKING",
+    "LEAVE_ONE_OUT_RUNS",
     "PRIOR_STRENGTH",
     "SCALE_STRENGTH",
     "STRENGTHS",
@@ -240,6 +259,7 @@ __all__ = [
     "calibrate",
     "calibrate_chosen",
     "calibrate_parts",
+    "check_folds",
     "choose_strength",
     "leave_one_out",
 ]

@@ -9,7 +9,10 @@ and abandons a call past its timeout, `harness.result_cache.ResultCache` keys ea
 (endpoint, model, prompt version, request) so a re-run never pays twice, and `max_calls` is the
 budget (the study's `autotune.budget.Budget` sits above this layer in the import order; a call
 count is what a judge's budget is). A call that fails, is over budget or names no candidate
-leaves the kit's own attribution, with the reason in its evidence.
+leaves the kit's own attribution, with the reason in its evidence; but a judge built from the
+environment (`judge_from_env`, what `cluster --attributor llm-judge` uses) that has never been
+answered stops when a whole batch of calls fails at the endpoint (down, misnamed, refusing the
+key): falling back on every run would pass the kit's attributions off as the judge's run.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from contextos_lab.errors import UserError
+from contextos_lab.errors import EXIT_HARNESS, ExitError, UserError
 from contextos_lab.harness.pool import run_pool
 from contextos_lab.harness.result_cache import HarnessKey, ResultCache, config_hash, result_key
 from contextos_lab.insights.attribution.protocol import Attribution, Attributor
@@ -95,6 +98,10 @@ class ChatJudge:
     max_calls: int | None = None
     cache: ResultCache = field(default_factory=lambda: ResultCache(None))
     calls: int = 0
+    #: Stop (ExitError, exit 4) when every call of a batch failed at the endpoint and no call
+    #: of this judge was ever answered; else such failures keep the kit's attribution.
+    stop_if_never_answered: bool = False
+    _answered: bool = field(default=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def _ranker(self) -> Attributor:
@@ -149,6 +156,7 @@ class ChatJudge:
             [self.timeout_s + 5] * len(todo),
         )
         fresh = {i: a for i, a in zip(todo, answers, strict=True) if isinstance(a, dict)}
+        self._check_reached(answers, bool(fresh))
         who = HarnessKey(f"chat:{self.base_url.rstrip('/')}", self.model)
         self.cache.put_many(
             {
@@ -172,6 +180,27 @@ class ChatJudge:
             answer = stored.get(keys[i]) or fresh.get(i)
             out.append(self._judged(first, answer, failed.get(i)))
         return out
+
+    def _check_reached(self, answers: Sequence[Any], any_answer: bool) -> None:
+        """Raise when the endpoint failed every call of this batch and never answered before."""
+        self._answered = self._answered or any_answer
+        failed = [a for a in answers if isinstance(a, httpx.HTTPError)]
+        if self._answered or not self.stop_if_never_answered or not failed:
+            return
+        if len(failed) < len(answers):  # another failure (a budget, a timeout): not the endpoint
+            return
+        first = failed[0]
+        why = (
+            f"HTTP {first.response.status_code} {first.response.reason_phrase}"
+            if isinstance(first, httpx.HTTPStatusError)
+            else str(first) or type(first).__name__
+        )
+        raise ExitError(
+            f"llm-judge: no answer from {self.base_url.rstrip('/')}/chat/completions "
+            f"(all {len(failed)} calls failed, the first: {why}); check "
+            f"{ENV_BASE_URL}, {ENV_MODEL} and {ENV_KEY}",
+            code=EXIT_HARNESS,
+        )
 
     def _judged(
         self, first: Attribution, answer: dict[str, Any] | None, error: object
@@ -260,6 +289,8 @@ def judge_from_env(ranker: Attributor | None = None) -> ChatJudge:
             f"the llm-judge attributor needs {ENV_BASE_URL} (e.g. http://localhost:8000/v1) "
             f"and {ENV_MODEL} in the environment"
         )
+    if not base.startswith(("http://", "https://")):
+        raise UserError(f"{ENV_BASE_URL}={base!r}: an http:// or https:// URL is needed")
     return ChatJudge(
         base,
         model,
@@ -268,6 +299,7 @@ def judge_from_env(ranker: Attributor | None = None) -> ChatJudge:
         max_concurrency=_env_int(ENV_CONCURRENCY, 4, 1) or 4,
         max_calls=_env_int(ENV_MAX_CALLS, None, 0),
         cache=_env_cache(),
+        stop_if_never_answered=True,
     )
 
 

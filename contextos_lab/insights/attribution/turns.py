@@ -18,6 +18,8 @@ from contextos_lab.loaders.trace_text import CONTENT
 
 #: Span attributes that carry a step's position in its run, per loader.
 STEP_KEYS = ("whoandwhen.step", "tau.message_index", "contextos.step", "step")
+#: What an agent key drops: anything but a letter or digit of any script (`\w` less `_`).
+_NOT_NAME = re.compile(r"[\W_]+")
 
 
 @dataclass(frozen=True)
@@ -42,8 +44,9 @@ class RunTrace:
 
 def agent_key(name: str) -> str:
     """The identity of an agent name across spelling variants (`Websurfer`, `Web Surfer`,
-    `web_surfer` and `WebSurfer` are one agent)."""
-    return re.sub(r"[^a-z0-9]+", "", name.lower()) or "unknown"
+    `web_surfer` and `WebSurfer` are one agent). Letters of any script count (`計画者` and
+    `検索者` are two agents); ASCII names keep the key `[a-z0-9]` gave them."""
+    return _NOT_NAME.sub("", name.lower()) or "unknown"
 
 
 def _step(attributes: Mapping[str, Any]) -> int | None:

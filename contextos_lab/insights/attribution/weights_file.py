@@ -79,8 +79,11 @@ def read_weights(path: str | Path) -> WeightsFile:
 
 def write_weights(path: str | Path, weights: WeightsFile) -> Path:
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(weights.model_dump(), indent=2) + "\n", encoding="utf-8")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(weights.model_dump(), indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{p}: cannot write the weights file ({exc.strerror or exc})") from exc
     return p
 
 

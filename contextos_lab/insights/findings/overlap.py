@@ -8,7 +8,8 @@ overlap by ≥ MERGE_AT under either measure.
 
 Merging is greedy in order of standing (findings first), q-value, size, then id: each insight
 joins the first kept insight it overlaps by ≥ MERGE_AT, else is kept. The kept one keeps its own
-statistics and lists what it absorbed in `support["merged"]`. Insights of different sources
+statistics and lists what it absorbed in `support["merged"]` (with a mechanism's count of
+low-confidence members). Insights of different sources
 never merge (their runs are disjoint anyway).
 """
 
@@ -72,6 +73,8 @@ def merge_overlapping(candidates: Sequence[Candidate], at: float = MERGE_AT) -> 
                 "q_value": s.get("q_value"),
                 "standing": s.get("standing"),
                 "spec": s.get("spec"),
+                # how many of a mechanism's runs rest on low-confidence attributions
+                **{k: s[k] for k in ("low_confidence_members",) if k in s},
             }
         )
     out = []

@@ -130,3 +130,20 @@ def test_noisy_labels_leave_the_prior_ranking_alone() -> None:
     assert choose_strength(
         [run_rows(r, s) for r, s in zip(labelled, noisy, strict=True)], PRIOR
     ) == (KEEP_RANKING)
+
+
+def test_held_out_folds_bound_the_fits_on_many_labelled_runs(monkeypatch) -> None:
+    """The printed check refits the whole calibration (its own leave-one-out choice of strength
+    included) once per held-out part: one part per run made `calibrate` on tau-bench's 116
+    runs take most of an hour. In folds, one calibration per fold, every run held out once."""
+    import contextos_lab.insights.attribution.calibrate as cal
+
+    sizes: list[int] = []
+    real = cal.calibrate_chosen
+    monkeypatch.setattr(
+        cal, "calibrate_chosen", lambda parts, *a: sizes.append(len(parts)) or real(parts, *a)
+    )
+    runs = [_run(i) for i in range(12)]
+    out = leave_one_out(runs, [1] * 12, PRIOR, folds=3)
+    assert sizes == [8, 8, 8] and [a.step for a in out] == [1] * 12
+    assert cal.check_folds(20) is None and cal.check_folds(116) == 10  # 5-20 runs: one each

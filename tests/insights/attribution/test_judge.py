@@ -5,6 +5,7 @@ stays within its call budget and keeps the kit's attribution when the judge fail
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,10 +13,12 @@ from typing import Any, ClassVar
 
 import pytest
 
-from contextos_lab.errors import UserError
+from contextos_lab.cli.app import main
+from contextos_lab.errors import EXIT_HARNESS, ExitError, UserError
 from contextos_lab.harness.result_cache import ResultCache
 from contextos_lab.insights.attribution import RunTrace, Turn, get_attributor
 from contextos_lab.insights.attribution.judge import ChatJudge
+from tests.insights.attribution.traces import annotate, group_chat_run, write_runs
 
 SECRET = "ZEBRA-ONLY-IN-A-TOOL-TURN"
 
@@ -23,12 +26,18 @@ SECRET = "ZEBRA-ONLY-IN-A-TOOL-TURN"
 class _Stub(BaseHTTPRequestHandler):
     requests: ClassVar[list[dict[str, Any]]] = []
     headers_seen: ClassVar[list[str]] = []
-    pick: ClassVar[str] = "second"  # which candidate to name: "second", "bogus", "prose"
+    #: which candidate to name: "second", "bogus", "prose"; "refuse": answer 401
+    pick: ClassVar[str] = "second"
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).requests.append({"path": self.path, **body})
         type(self).headers_seen.append(self.headers.get("Authorization", ""))
+        if self.pick == "refuse":
+            self.send_response(401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         candidates = json.loads(body["messages"][-1]["content"])["candidates"]
         step = {"second": candidates[1]["step"], "bogus": 999}.get(self.pick)
         content = (
@@ -163,4 +172,58 @@ def test_a_judge_cache_that_cannot_open_is_refused_with_its_name(monkeypatch) ->
     monkeypatch.setenv("CONTEXTOS_JUDGE_MODEL", "m")
     monkeypatch.setenv("CONTEXTOS_JUDGE_CACHE", "nosuchdriver://x/y")
     with pytest.raises(UserError, match="CONTEXTOS_JUDGE_CACHE"):
+        get_attributor("llm-judge")
+
+
+def _closed_port() -> int:
+    """A local port nothing listens on (bound, then released): a connection is refused."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _from_env(monkeypatch, base_url: str) -> None:
+    monkeypatch.setenv("CONTEXTOS_JUDGE_BASE_URL", base_url)
+    monkeypatch.setenv("CONTEXTOS_JUDGE_MODEL", "m")
+    for name in ("API_KEY", "MAX_CALLS", "CONCURRENCY", "CACHE"):
+        monkeypatch.delenv(f"CONTEXTOS_JUDGE_{name}", raising=False)
+
+
+def test_cluster_with_an_unreachable_judge_stops_with_one_line(
+    monkeypatch, tmp_path, capsys
+) -> None:
+    """`cluster --attributor llm-judge` with the endpoint down exited 0 and wrote the kit's
+    own attributions as `default`, with not a word that the judge was never reached."""
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    _from_env(monkeypatch, url)
+    runs = write_runs(tmp_path / "runs", [annotate(group_chat_run(i), "Data_Expert", 1, "x")
+                                          for i in range(3)])  # fmt: skip
+    out = tmp_path / "out"
+    args = ["cluster", str(runs), "--out", str(out), "--attributor", "llm-judge",
+            "--heldout-fraction", "0", "--text-backend", "none", "--workers", "1"]  # fmt: skip
+    assert main(args) == EXIT_HARNESS
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and url in err[0] and "CONTEXTOS_JUDGE_BASE_URL" in err[0]
+    assert "Traceback" not in err[0] and not (out / "insights.json").exists()
+
+
+def test_a_judge_that_refuses_every_call_stops_but_one_that_answered_falls_back(
+    endpoint, monkeypatch
+) -> None:
+    _from_env(monkeypatch, endpoint)
+    _Stub.pick = "refuse"
+    with pytest.raises(ExitError, match="401") as stopped:
+        get_attributor("llm-judge").attribute_many([_run(1), _run(2)])
+    assert stopped.value.code == EXIT_HARNESS
+    judge = get_attributor("llm-judge")
+    _Stub.pick = "second"
+    assert judge.attribute_many([_run(3)])[0].attributor == "llm-judge"
+    _Stub.pick = "refuse"  # reached once: a later failure keeps the kit's attribution
+    (a,) = judge.attribute_many([_run(4)])
+    assert "401" in a.evidence["judge"]["kept_kit_attribution"]
+
+
+def test_a_base_url_without_a_scheme_is_refused_with_its_name(monkeypatch) -> None:
+    _from_env(monkeypatch, "localhost:8000/v1")
+    with pytest.raises(UserError, match="CONTEXTOS_JUDGE_BASE_URL='localhost:8000/v1'"):
         get_attributor("llm-judge")

@@ -58,3 +58,9 @@ def test_any_json_is_a_weights_file_or_one_user_error(value) -> None:
             assert str(path) in str(exc)
         else:
             assert isinstance(got, WeightsFile)
+
+
+def test_a_file_that_cannot_be_written_names_its_path(tmp_path) -> None:
+    (tmp_path / "f").write_text("")
+    with pytest.raises(UserError, match="cannot write the weights file"):
+        write_weights(tmp_path / "f" / "w.json", WeightsFile(weights={}))

@@ -79,3 +79,20 @@ def test_no_two_survivors_overlap_and_nothing_is_lost(rows) -> None:
         m["insight_id"] for c in kept for m in c.insight.support.get("merged", ())
     ]
     assert sorted(accounted) == sorted(c.insight.insight_id for c in cands)
+
+
+def test_a_merged_mechanism_keeps_its_count_of_low_confidence_members() -> None:
+    """A mechanism insight absorbed by another lost `low_confidence_members`: the report no
+    longer said how many of its runs rest on a low-confidence attribution."""
+    members = ids(*range(10))
+    cands = control_fdr(
+        [
+            Candidate(insight(0, 0.001), members),
+            Candidate(insight(1, None, low_confidence_members=4), members),
+            Candidate(insight(2, None), ids(*range(9))),
+        ]
+    )
+    (kept,) = merge_overlapping(cands)
+    merged = {m["insight_id"]: m for m in kept.insight.support["merged"]}
+    assert merged[cands[1].insight.insight_id]["low_confidence_members"] == 4
+    assert "low_confidence_members" not in merged[cands[2].insight.insight_id]
