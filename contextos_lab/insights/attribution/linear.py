@@ -35,12 +35,15 @@ def candidates(run: RunTrace, signals: RunSignals) -> list[int]:
     """Steps that can be blamed: the acting turns (not tool output, not the user), and the
     run's final turn whoever speaks it. A failure of omission (something never done) has no
     wrong act to point at: its decisive step is where the run ended, which is often the user's
-    or a tool's turn (decided from the turns' order, not from any answer key)."""
-    role = [signals.role[agent_key(t.speaker)] for t in run.turns]
-    steps = [i for i, r in enumerate(role) if r not in (TOOL, USER)]
-    steps = steps or [i for i, r in enumerate(role) if r != TOOL]
-    last = len(role) - 1
-    return steps if not role or last in steps else [*steps, last]
+    or a tool's turn (decided from the turns' order, not from any answer key). A container
+    span (`Turn.container`: it only holds other spans) is never a candidate."""
+    role = {
+        i: signals.role[agent_key(t.speaker)] for i, t in enumerate(run.turns) if not t.container
+    }
+    steps = [i for i, r in role.items() if r not in (TOOL, USER)]
+    steps = steps or [i for i, r in role.items() if r != TOOL]
+    last = max(role, default=None)
+    return steps if last is None or last in steps else [*steps, last]
 
 
 def _evidence(run: RunTrace, s: RunSignals) -> dict[str, object]:

@@ -4,6 +4,13 @@ Attribution reads only the trace, so every loader's spans are reduced to one neu
 `Turn(index, speaker, content, tool)`. Who&When spans carry the speaker in `gen_ai.agent.name`
 and the step in `whoandwhen.step`; tau-bench spans carry the message role and index, and a tool
 call's name. Annotations never enter this shape.
+
+A span export makes every span a step, so a trace's workflow root becomes a turn too. A span
+that is the parent of another actor (a span that is not a tool call) and carries no text and no
+tool call of its own is marked `container`: it keeps its step number (users annotate by it) and
+its speaker (context for the turns under it), but it did nothing itself, so the attributor never
+blames it (docs/failure_attribution.md, "Span exports"). An agent span whose only children are
+its tool calls made those calls: it is not a container.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from contextos_lab.loaders.conventions import ROLE, TOOL
 from contextos_lab.loaders.otlp import AGENT_NAME, TOOL_NAME, Trace
 from contextos_lab.loaders.trace_text import CONTENT
 
@@ -29,6 +37,8 @@ class Turn:
     content: str
     #: The tool the turn calls (tau-bench function calls), else None.
     tool: str | None = None
+    #: A span that holds another actor and has no text and no tool call: never a candidate.
+    container: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,11 @@ def _step(attributes: Mapping[str, Any]) -> int | None:
 def run_trace(trace: Trace) -> RunTrace:
     """The turns of a loaded trace, in step order (spans without a step are skipped)."""
     turns: list[tuple[int, int, Turn]] = []
+    # Spans that hold an actor (a child that is not a tool call); an agent span whose children
+    # are only its own tool calls made them, so it is not a container.
+    holders = {
+        s.parent_span_id for s in trace.spans if s.parent_span_id and s.attributes.get(ROLE) != TOOL
+    }
     for order, span in enumerate(trace.spans):
         at = _step(span.attributes)
         if at is None:
@@ -70,7 +85,9 @@ def run_trace(trace: Trace) -> RunTrace:
             or attrs.get("gen_ai.message.role")
             or ("assistant" if tool else span.name)
         )
-        turns.append((at, order, Turn(at, str(speaker), str(attrs.get(CONTENT) or ""), tool)))
+        text = str(attrs.get(CONTENT) or "")
+        holds = span.span_id in holders and not tool and not text.strip()
+        turns.append((at, order, Turn(at, str(speaker), text, tool, holds)))
     turns.sort(key=lambda t: (t[0], t[1]))
     return RunTrace(trace.trace_id, tuple(t for _, _, t in turns), trace.source)
 
