@@ -294,6 +294,14 @@ def _annotator_correction(
     )
 
 
+def _history(raw: Mapping[str, Any]) -> list[Any] | None:
+    """The run's turns as a list (Parquet gives numpy arrays), else None."""
+    history = raw.get("history")
+    if history is not None and hasattr(history, "tolist"):
+        history = history.tolist()
+    return history if isinstance(history, list) else None
+
+
 def _failure(
     path: Path, line: int | None, raw: Any, at: datetime, aside: Mapping[str, str] | None = None
 ) -> tuple[AnnotatedFailure | None, tuple[str | None, str]]:
@@ -307,10 +315,8 @@ def _failure(
     # missing, null or malformed is reported in `annotation_missing` and the rest is kept.
     reason, agent, step, missing = _annotation(raw) if annotated else (None, None, None, {})
     missing = {**missing, **aside}
-    history = raw.get("history")
-    if history is not None and hasattr(history, "tolist"):  # parquet gives numpy arrays
-        history = history.tolist()
-    if not isinstance(history, list):
+    history = _history(raw)
+    if history is None:
         return None, ("history", "history missing or not a list")
     subset = _subset(raw, history)
     digest = hashlib.sha256(canonical_json(history).encode("utf-8")).hexdigest()[:10]
