@@ -89,15 +89,21 @@ class CompactRows(RunRows):
         super().__init__(records)
 
     def extend(self, records: Iterable[DecisionRecord]) -> None:
-        if isinstance(records, CompactRows):  # its blocks, not a record object per run
+        if isinstance(records, CompactRows) and records._blocks:  # its blocks as they are
             self._seal()
             self._blocks.append(records.table())
             return
-        for record in records:
+        if isinstance(records, CompactRows):  # a worker's cells, moved: not made again here
             for name, column in self._pending.items():
-                column.append(_cell(name, getattr(record, name)))
-            if len(self._pending["record_id"]) >= BLOCK:
-                self._seal()
+                column.extend(records._pending[name])
+        else:
+            for record in records:
+                for name, column in self._pending.items():
+                    column.append(_cell(name, getattr(record, name)))
+                if len(self._pending["record_id"]) >= BLOCK:
+                    self._seal()
+        if len(self._pending["record_id"]) >= BLOCK:
+            self._seal()
 
     def _seal(self) -> None:
         """The pending runs moved into an Arrow block."""

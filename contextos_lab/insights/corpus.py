@@ -102,6 +102,9 @@ class ReadFiles:
     loader: str | None = None
 
     def __call__(self, batch: Sequence[Path]) -> list[Summary]:
+        """One summary per file, its records already cut to the cells the analysis keeps
+        (`CompactRows`): the parent unpickles a few strings a run, not a model object with its
+        dicts, and does not encode them again (docs/scale.md, "Cells from the workers")."""
         model = self.attributor or get_attributor()
         out = []
         for path in batch:
@@ -109,7 +112,9 @@ class ReadFiles:
             if kind not in PER_FILE:  # read with the rest of its group, after the stream
                 out.append(Summary(kind, 0, deferred=str(path)))
                 continue
-            out.append(summarise(loader_for(kind)([path]), kind, 1, self.split, model))
+            part = summarise(loader_for(kind)([path]), kind, 1, self.split, model)
+            part.records = CompactRows(part.records)
+            out.append(part)
         return out
 
 

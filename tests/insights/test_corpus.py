@@ -5,6 +5,7 @@ summarised; the process-pool path equals the in-process one, and both equal the 
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +16,7 @@ import pytest
 from contextos_lab.cli.app import main
 from contextos_lab.insights import corpus
 from contextos_lab.insights.attribution.spilled import SpilledAttributions
+from contextos_lab.insights.compact_rows import CompactRows
 from contextos_lab.insights.corpus import ReadFiles, load_corpus, ordered_map, stream_source
 from contextos_lab.insights.pipeline import analyse
 from contextos_lab.insights.sources import Loaded, load_sources
@@ -141,3 +143,16 @@ def test_an_attributor_that_cannot_be_pickled_reads_in_this_process(tmp_path: Pa
     with pytest.warns(UserWarning, match="cannot go to worker processes"):
         got = load_corpus([folder], SplitSpec(0.3), attributor=_HoldsALock(), workers=2)
     assert _state(got) == _state(load_corpus([folder], SplitSpec(0.3), workers=1))
+
+
+def test_a_worker_sends_cells_not_a_model_object_per_run(tmp_path: Path) -> None:
+    """What crosses to the parent is each run's cells (`CompactRows`), never the pickled
+    `DecisionRecord`s the parent would unpickle and encode again (docs/scale.md)."""
+    folder = write_runs(tmp_path / "ww", [orchestrated_run(i) for i in range(3)])
+    parts = ReadFiles(SplitSpec(0.0))(sorted(folder.iterdir()))
+    sent = pickle.dumps(parts)
+    assert b"DecisionRecord" not in sent and b"pydantic" not in sent
+    rows = CompactRows()
+    for part in pickle.loads(sent):
+        rows.extend(part.records)
+    assert [r.record_id for r in rows] == [r.record_id for p in parts for r in p.records]
