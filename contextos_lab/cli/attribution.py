@@ -204,17 +204,14 @@ def calibrate_command(args: argparse.Namespace) -> int:
 
 
 def score_command(args: argparse.Namespace) -> int:
-    from contextos_lab.insights.attribution.linear import LinearAttributor
-    from contextos_lab.insights.attribution.registry import default_attributor
+    from contextos_lab.insights.attribution.registry import (
+        calibrated_attributor,
+        default_attributor,
+    )
     from contextos_lab.insights.attribution.scoring import top_k_agreement, trivial_baselines
-    from contextos_lab.insights.attribution.weights_file import read_weights
 
     key = _annotated(args.dir)
-    if args.weights:
-        w = read_weights(args.weights)
-        model: Any = LinearAttributor(w.weights, "calibrated", w.temperature)
-    else:
-        model = default_attributor()
+    model: Any = calibrated_attributor(args.weights) if args.weights else default_attributor()
     atts = [model.attribute(k.run) for k in key]
     result = {"runs": len(key), **top_k_agreement(atts, key), "trivial": trivial_baselines(key)}
     if args.json:

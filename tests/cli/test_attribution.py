@@ -34,6 +34,10 @@ def test_calibrate_writes_weights_that_score_uses(annotated, tmp_path, capsys) -
     assert main(["attribution", "score", str(annotated)]) == 0
     table = capsys.readouterr().out
     assert "top-3" in table and "step_most_common" in table
+    assert "attributor default\n" in table
+    # the file is named as `cluster --attribution-weights` names it in insights.json
+    assert main(["attribution", "score", str(annotated), "--weights", str(out)]) == 0
+    assert f"attributor calibrated ({out.resolve()})" in capsys.readouterr().out
 
 
 def test_bad_weights_and_unannotated_folders_are_one_line(annotated, tmp_path, capsys) -> None:
@@ -94,7 +98,7 @@ def test_cluster_uses_calibrated_weights_and_restores_the_environment(
     assert main([*args, "--attribution-weights", str(weights)]) == 0
     report = json.loads((out / "insights.json").read_text())
     used = {a["attributor"] for a in _attributions(report)}
-    assert used == {f"default ({weights.resolve()})"}
+    assert used == {f"calibrated ({weights.resolve()})"}
     assert WEIGHTS_ENV not in __import__("os").environ
     assert main(args) == 0
     report = json.loads((out / "insights.json").read_text())

@@ -26,17 +26,23 @@ from contextos_lab.plugins import Registry
 WEIGHTS_ENV = "CONTEXTOS_ATTRIBUTION_WEIGHTS"
 
 
+def calibrated_attributor(path: str | os.PathLike[str]) -> LinearAttributor:
+    """The linear attributor with a calibrated weights file (`attribution calibrate --out`),
+    named `calibrated (<absolute path>)` wherever it is used (`score --weights`, `cluster
+    --attribution-weights`), so a report says which file scored it."""
+    from contextos_lab.insights.attribution.weights_file import read_weights
+
+    calibrated = read_weights(path)
+    name = f"calibrated ({os.path.abspath(path)})"
+    return LinearAttributor(calibrated.weights, name=name, temperature=calibrated.temperature)
+
+
 def default_attributor() -> Attributor:
     """The linear attributor with the calibrated weights named by WEIGHTS_ENV, else the
     bundled ones."""
     path = os.environ.get(WEIGHTS_ENV, "").strip()
     if path:
-        from contextos_lab.insights.attribution.weights_file import read_weights
-
-        calibrated = read_weights(path)
-        return LinearAttributor(
-            calibrated.weights, name=f"default ({path})", temperature=calibrated.temperature
-        )
+        return calibrated_attributor(path)
     return LinearAttributor(DEFAULT_WEIGHTS, name="default", temperature=DEFAULT_TEMPERATURE)
 
 
