@@ -3,7 +3,7 @@ speaker and tool names? (issue 39: "tune nothing to the shared sets' names or wo
 
 The attributor tells an orchestrator, a tool/executor and the user partly by the head word of
 the speaker's name, and a state-changing tool call by an English verb prefix of the tool's
-name (docs/failure_attribution.md, "How well it holds on a system it has not seen"). A system
+name (docs/failure_attribution.md, "With the names hidden"). A system
 whose speakers are `Planer`, `計画者` or `agent_7`, or whose tools are `createOrder` or
 `reservation.cancel`, does not say so in English. This script scores the same shared sets
 three ways, the answer key mapped along:
