@@ -17,15 +17,20 @@ the markers said nothing, so a run whose names are recognised keeps its roles an
   and no speaker recognised as the user, the one that makes no tool call and writes no code
   while the other makes tool calls, if it speaks first of the two (the OpenAI chat shape:
   user, assistant, tool). A group chat (three or more speakers) gets no requester.
-- **a state-changing call**: the verb of a tool's name is the first word of the name or of
-  its last segment after `.`, `/` or `:` (`book_reservation`, `createOrder`,
-  `reservation.cancel`; words split on `_ . - / :` and camelCase). A write verb
-  (`signals.WRITE_VERBS`) makes it a write, a read verb (`READ_VERBS`) a read. When no call of
-  the run is a recognised write and some call's name has no recognised verb at all, the
-  run's *last* such call is presumed its write: a tool-using agent gathers what it needs with
-  reads and then acts, so the act is the last unrecognised call. No name-free orchestrator
-  rule is added: neither shared set has an orchestrator told by its name alone (Magentic-One's
-  writes a ledger, read by content), so such a rule could not be scored here.
+- **a state-changing call**: the verb of a tool's name is its first word when that is a known
+  verb, else its last word (`book_reservation`, `createOrder`, `order_lookup`), read in the
+  whole name and then in its last segment after `.`, `/` or `:` (`reservation.cancel`,
+  `orders.get_by_id`); words split on `_ . - / :` and camelCase. A write verb
+  (`signals.WRITE_VERBS`) makes it a write, a read verb (`READ_VERBS`) a read. When *no* call
+  of the run has a known verb (`stornieren`, `t1`: the tool names say nothing), the run's last
+  call is presumed its write: a tool-using agent gathers what it needs with reads and then
+  acts. A run where some names speak English keeps its unknown calls as reads. (The first
+  version read the first word only and presumed the last unknown call of any run without a
+  known write; it fired on a bundled fixture whose tools are `order_lookup` and
+  `policy_eval`, so it was revised to this and scored again: docs/failure_attribution.md,
+  "With the names hidden".) No name-free orchestrator rule is added: neither shared set has
+  an orchestrator told by its name alone (Magentic-One's writes a ledger, read by content), so
+  such a rule could not be scored here.
 """
 
 from __future__ import annotations
@@ -58,24 +63,25 @@ def name_words(name: str) -> list[str]:
 
 
 def call_verb(tool: str) -> str | None:
-    """`"write"`, `"read"`, or None when neither the name's first word nor its last
-    segment's first word is a known verb."""
+    """`"write"`, `"read"`, or None when the name has no known verb first or last, in the
+    whole name or in its last segment (see the module docstring)."""
     segments = [s for s in _SEGMENT.split(tool) if name_words(s)]
-    heads = [name_words(tool)[:1], name_words(segments[-1])[:1] if segments else []]
-    verbs = {w for head in heads for w in head}
-    if verbs & sig.WRITE_VERBS:
-        return "write"
-    if verbs & READ_VERBS:
-        return "read"
+    for part in (tool, segments[-1] if segments else ""):
+        words = name_words(part)
+        for word in words[:1] + words[-1:]:
+            if word in sig.WRITE_VERBS:
+                return "write"
+            if word in READ_VERBS:
+                return "read"
     return None
 
 
 def write_calls(turns: Sequence[Turn]) -> list[int]:
     """Positions of the state-changing calls (see the module docstring)."""
     calls = [(i, call_verb(t.tool)) for i, t in enumerate(turns) if t.tool]
-    writes = [i for i, verb in calls if verb == "write"]
-    unknown = [i for i, verb in calls if verb is None]
-    return writes if writes or not unknown else [unknown[-1]]
+    if not calls or any(verb for _, verb in calls):
+        return [i for i, verb in calls if verb == "write"]
+    return [calls[-1][0]]
 
 
 def _acts(turn: Turn) -> bool:

@@ -31,6 +31,8 @@ SHAPES: tuple[Shape, ...] = (
     lambda v, o: f"api/{o}/{v}",
     lambda v, o: f"{v}-{o}",
     lambda v, o: f"{o}::{v}_{o}",
+    lambda v, o: f"{o}_{v}",
+    lambda v, o: f"{o}{v.capitalize()}",
 )
 
 
@@ -74,12 +76,18 @@ def test_a_name_without_a_verb_has_none(words: list[str]) -> None:
         max_size=8,
     )
 )
-def test_the_last_unknown_call_is_presumed_only_when_no_write_is_known(tools: list[str]) -> None:
+def test_the_last_call_is_presumed_only_when_no_name_has_a_verb(tools: list[str]) -> None:
     turns = [Turn(i, "a", "{}", t) for i, t in enumerate(tools)]
     known = [i for i, t in enumerate(tools) if call_verb(t) == "write"]
-    unknown = [i for i, t in enumerate(tools) if call_verb(t) is None]
-    # a recognised write is never joined or replaced by a presumed one
-    assert write_calls(turns) == (known or unknown[-1:])
+    speaks = any(call_verb(t) for t in tools)
+    # a recognised verb anywhere in the run: only the recognised writes, nothing presumed
+    assert write_calls(turns) == (known if speaks else [len(tools) - 1])
+
+
+def test_unknown_calls_beside_english_ones_stay_reads() -> None:
+    turns = [Turn(0, "a", "{}", "order_lookup"), Turn(1, "a", "{}", "policy_eval")]
+    assert call_verb("order_lookup") == "read" and call_verb("policy_eval") is None
+    assert write_calls(turns) == []
 
 
 def test_the_old_prefix_rule_is_kept() -> None:
@@ -88,13 +96,13 @@ def test_the_old_prefix_rule_is_kept() -> None:
     assert write_calls([Turn(0, "a", "", "get_user_details")]) == []
 
 
-def _chat(user: str, agent: str, tool: str, tool_name: str = "lookup_order") -> RunTrace:
+def _chat(user: str, agent: str, tool: str, calls: tuple[str, str] = ("t1", "t2")) -> RunTrace:
     """A tool-calling chat: the user asks, the agent calls twice, the tool answers each."""
     return _run(
         (user, "Bitte storniere meine Bestellung 42."),
-        (agent, '{"id": 42}', tool_name),
+        (agent, '{"id": 42}', calls[0]),
         (tool, '{"id": 42, "status": "open"}'),
-        (agent, '{"id": 42}', "stornieren"),
+        (agent, '{"id": 42}', calls[1]),
         (tool, '{"id": 42, "status": "cancelled"}'),
         (agent, "Erledigt."),
         (user, "Danke."),
@@ -104,7 +112,8 @@ def _chat(user: str, agent: str, tool: str, tool_name: str = "lookup_order") -> 
 def test_opaque_speakers_of_a_tool_calling_chat_get_their_roles() -> None:
     run = _chat("S1", "S2", "S3")
     assert roles(run) == {"s1": "user", "s2": "agent", "s3": "tool"}
-    assert run_signals(run).writes == [3]  # the last call with no known verb
+    assert run_signals(run).writes == [3]  # no call's name has a known verb: the last one
+    assert run_signals(_chat("S1", "S2", "S3", ("lookup_order", "stornieren"))).writes == []
 
 
 def test_the_fallback_never_overrides_a_recognised_name() -> None:
