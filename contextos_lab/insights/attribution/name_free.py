@@ -5,8 +5,11 @@ The attributor tells a tool/executor, an orchestrator and the user first by the 
 a ledger), and a state-changing call by the verb its tool's name starts with. A system whose
 speakers are `Planer`, `計画者` or `agent_7`, or whose tools are `stornieren` or `t1`, says
 none of this in English. The rules below were written down before they were scored
-(docs/failure_attribution.md, "With the names hidden"); each applies only where the name and
-the markers said nothing, so a run whose names are recognised keeps its roles and writes:
+(docs/failure_attribution.md, "With the names hidden"). They apply only to a run whose names
+say nothing: the roles where no speaker's name is recognised (and only to speakers whose
+content markers said nothing either), the writes where no tool's name has a known verb. A run
+whose names speak English keeps the roles and writes they give, even where they are partial
+(a tool named `tool` beside an agent `Lead` that opens the run: `Lead` stays an agent).
 
 - **a tool**: a speaker that never issues an action itself (no tool call, no code block) and
   whose every turn, at least two of them, answers another speaker's action: the nearest
@@ -28,7 +31,10 @@ the markers said nothing, so a run whose names are recognised keeps its roles an
   version read the first word only and presumed the last unknown call of any run without a
   known write; it fired on a bundled fixture whose tools are `order_lookup` and
   `policy_eval`, so it was revised to this and scored again: docs/failure_attribution.md,
-  "With the names hidden".) No name-free orchestrator rule is added: neither shared set has
+  "With the names hidden".) The role rules first applied to every unrecognised speaker, also
+  in runs whose other names were recognised; an existing test's run (`Lead`, `Booker` calling
+  a tool, `tool`) then made `Lead` its user, so they were revised to apply per run as above
+  and scored again. No name-free orchestrator rule is added: neither shared set has
   an orchestrator told by its name alone (Magentic-One's writes a ledger, read by content), so
   such a rule could not be scored here.
 """
@@ -112,13 +118,11 @@ def answers_actions(turns: Sequence[Turn], key: str) -> bool:
 
 def fallback_roles(run: RunTrace, role: dict[str, str], unnamed: set[str]) -> dict[str, str]:
     """`role` with the fallback applied to the speakers in `unnamed` (keys whose name and
-    content said nothing, so they are agents so far)."""
+    content said nothing, so they are agents so far) of a run where no name was recognised."""
     out = dict(role)
     for key in sorted(unnamed):
         if answers_actions(run.turns, key):
             out[key] = TOOL
-    if USER in out.values():
-        return out
     talkers = [k for k in dict.fromkeys(agent_key(t.speaker) for t in run.turns) if out[k] != TOOL]
     if len(talkers) != 2 or talkers[0] not in unnamed:
         return out

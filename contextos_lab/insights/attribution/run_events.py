@@ -3,8 +3,8 @@
 Roles come from what a speaker does, not from who it is: a *tool* speaker's turns are mostly
 execution output (or its name says executor/terminal, or the turn is a tau-bench tool call's
 result); an *orchestrator* writes a progress ledger or is named as a manager/planner; *user* is
-the simulated customer of a tool-calling run; everyone else is an *agent*. Where neither the
-name nor the content says anything, the turns' layout may (`name_free.fallback_roles`): a
+the simulated customer of a tool-calling run; everyone else is an *agent*. In a run where no
+speaker's name says its role, the turns' layout may (`name_free.fallback_roles`): a
 speaker that only ever answers others' actions is a tool, the caller's only counterpart in a
 tool-calling chat is the user. The run's state-changing calls are `name_free.write_calls`.
 """
@@ -20,6 +20,7 @@ from contextos_lab.insights.attribution.name_free import fallback_roles, write_c
 from contextos_lab.insights.attribution.turns import RunTrace, agent_key
 
 TOOL, ORCHESTRATOR, USER, AGENT = "tool", "orchestrator", "user", "agent"
+USER_NAMES = ("user", "human", "customer")
 
 
 def roles(run: RunTrace) -> dict[str, str]:
@@ -32,20 +33,26 @@ def roles(run: RunTrace) -> dict[str, str]:
         names.setdefault(key, turn.speaker)
     out: dict[str, str] = {}
     unnamed: set[str] = set()  # neither name nor content said anything
+    named = False  # some speaker's name said its role: the run's names speak
     for key, contents in texts.items():
         name = names[key]
         output_like = sum(bool(sig.TOOL_OUTPUT.match(c)) for c in contents)
         head = sig.name_head(name)
+        named = named or bool(
+            sig.TOOL_NAME.match(head)
+            or sig.ORCHESTRATOR_NAME.match(head)
+            or name.lower() in USER_NAMES
+        )
         if sig.TOOL_NAME.match(head) or output_like * 2 >= len(contents):
             out[key] = TOOL
         elif sig.ORCHESTRATOR_NAME.match(head) or any(sig.LEDGER.search(c) for c in contents):
             out[key] = ORCHESTRATOR
-        elif name.lower() in ("user", "human", "customer"):
+        elif name.lower() in USER_NAMES:
             out[key] = USER
         else:
             out[key] = AGENT
             unnamed.add(key)
-    return fallback_roles(run, out, unnamed)
+    return out if named else fallback_roles(run, out, unnamed)
 
 
 @dataclass

@@ -137,6 +137,14 @@ def test_the_fallback_never_overrides_a_recognised_name() -> None:
         ("Lead", "fine"),
     )
     assert roles(named_user)["lead"] == "agent"  # a user is named: no requester is guessed
+    named_tool = _run(
+        ("Lead", "Task: book the table."),
+        ("Booker", "", "make_booking"),
+        ("tool", "ok"),
+        ("Booker", "Booked for two."),
+        ("Lead", "Thanks."),
+    )
+    assert roles(named_tool) == {"lead": "agent", "booker": "agent", "tool": "tool"}
 
 
 def test_a_group_chat_gets_no_requester_and_one_answer_is_no_tool() -> None:
