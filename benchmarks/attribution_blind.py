@@ -81,6 +81,12 @@ _RECORDED = {
         "tools_hidden": (0.7222, 0.5317, 0.4741, 0.6121),
         "names_and_tools_hidden": (0.7222, 0.5317, 0.3448, 0.5172),
     },
+    "second fallback (commit 972af05, scored at 4247948)": {
+        "as_is": (0.7222, 0.5317, 0.8103, 0.8448),
+        "names_hidden": (0.7222, 0.5317, 0.6552, 0.7241),
+        "tools_hidden": (0.7222, 0.5317, 0.4741, 0.6121),
+        "names_and_tools_hidden": (0.7222, 0.5317, 0.3448, 0.5172),
+    },
 }  # fmt: skip
 _FIELDS = ("ag_agent", "ag_step", "tau_step", "tau_step_top3")
 RECORDED = {
@@ -88,7 +94,7 @@ RECORDED = {
     for setup, figures in _RECORDED.items()
 }
 #: Attributor set-ups scored on these variants: the recorded ones and the code as it runs.
-SETUPS = (*RECORDED, "name-free fallback, revised (name_free)")
+SETUPS = (*RECORDED, "name-free fallback, third version (name_free)")
 #: An annotated agent that never speaks in its run: an id no turn gets.
 UNSPOKEN = "S0"
 
