@@ -21,7 +21,7 @@ whose names speak English keeps the roles and writes they give, even where they 
   while the other makes tool calls, if it speaks first of the two (the OpenAI chat shape:
   user, assistant, tool). A group chat (three or more speakers) gets no requester.
 - **a state-changing call**: the verb of a tool's name is its first word when that is a known
-  verb, else its last word (`book_reservation`, `createOrder`, `order_lookup`), read in the
+  verb, else its last word (`book_reservation`, `createOrder`, `price_lookup`), read in the
   whole name and then in its last segment after `.`, `/` or `:` (`reservation.cancel`,
   `orders.get_by_id`); words split on `_ . - / :` and camelCase. A write verb
   (`signals.WRITE_VERBS`) makes it a write, a read verb (`READ_VERBS`) a read. When *no* call
@@ -29,8 +29,8 @@ whose names speak English keeps the roles and writes they give, even where they 
   call is presumed its write: a tool-using agent gathers what it needs with reads and then
   acts. A run where some names speak English keeps its unknown calls as reads. (The first
   version read the first word only and presumed the last unknown call of any run without a
-  known write; it fired on a bundled fixture whose tools are `order_lookup` and
-  `policy_eval`, so it was revised to this and scored again: docs/failure_attribution.md,
+  known write; it fired on a bundled fixture whose tools name their verb last or not at all,
+  so it was revised to this and scored again: docs/failure_attribution.md,
   "With the names hidden".) The role rules first applied to every unrecognised speaker, also
   in runs whose other names were recognised; an existing test's run (`Lead`, `Booker` calling
   a tool, `tool`) then made `Lead` its user, so they were revised to apply per run as above
