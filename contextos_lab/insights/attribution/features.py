@@ -146,10 +146,9 @@ class _Steps:
     def without_effect(self) -> bool:
         """No acting turn had an effect: neither code that was executed nor a state-changing
         tool call (a read such as a look-up changes nothing the run was asked to change)."""
-        tools = [self.run.turns[i].tool for i in self.actors]
+        writes = set(self.signals.writes)
         return not any(
-            sig.WRITE_CALL.match(tool) if tool else self.issues(i)
-            for i, tool in zip(self.actors, tools, strict=True)
+            i in writes if self.run.turns[i].tool else self.issues(i) for i in self.actors
         )
 
     def issues(self, i: int) -> bool:
@@ -159,10 +158,9 @@ class _Steps:
     @cached_property
     def events(self) -> dict[str, int | None]:
         """The run's own events each turn is placed against."""
-        s, actors, turns = self.signals, self.actors, self.run.turns
+        s, actors = self.signals, self.actors
         first_error = s.errors[0] if s.errors else None
         last_error = s.errors[-1] if s.errors else None
-        writes = [i for i, t in enumerate(turns) if t.tool and sig.WRITE_CALL.match(t.tool)]
         agents = [i for i in actors if self.role_of[i] != ORCHESTRATOR] or actors
         return {
             "first_error": first_error,
@@ -171,7 +169,7 @@ class _Steps:
                 (i for i in actors if last_error is not None and i > last_error), None
             ),
             "before_flag": _last_before(agents, s.first_flag),
-            "first_write": writes[0] if writes else None,
+            "first_write": s.writes[0] if s.writes else None,
         }
 
     @cached_property

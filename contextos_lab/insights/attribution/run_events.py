@@ -3,7 +3,10 @@
 Roles come from what a speaker does, not from who it is: a *tool* speaker's turns are mostly
 execution output (or its name says executor/terminal, or the turn is a tau-bench tool call's
 result); an *orchestrator* writes a progress ledger or is named as a manager/planner; *user* is
-the simulated customer of a tool-calling run; everyone else is an *agent*.
+the simulated customer of a tool-calling run; everyone else is an *agent*. In a run where no
+speaker's name says its role, the turns' layout may (`name_free.fallback_roles`): a
+speaker that only ever answers others' actions is a tool, the caller's only counterpart in a
+tool-calling chat is the user. The run's state-changing calls are `name_free.write_calls`.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ from dataclasses import dataclass, field
 
 from contextos_lab.insights.attribution import signals as sig
 from contextos_lab.insights.attribution.memo import last_run
+from contextos_lab.insights.attribution.name_free import fallback_roles, write_calls
 from contextos_lab.insights.attribution.turns import RunTrace, agent_key
 
 TOOL, ORCHESTRATOR, USER, AGENT = "tool", "orchestrator", "user", "agent"
+USER_NAMES = ("user", "human", "customer")
 
 
 def roles(run: RunTrace) -> dict[str, str]:
@@ -27,19 +32,27 @@ def roles(run: RunTrace) -> dict[str, str]:
         texts.setdefault(key, []).append(turn.content)
         names.setdefault(key, turn.speaker)
     out: dict[str, str] = {}
+    unnamed: set[str] = set()  # neither name nor content said anything
+    named = False  # some speaker's name said its role: the run's names speak
     for key, contents in texts.items():
         name = names[key]
         output_like = sum(bool(sig.TOOL_OUTPUT.match(c)) for c in contents)
         head = sig.name_head(name)
+        named = named or bool(
+            sig.TOOL_NAME.match(head)
+            or sig.ORCHESTRATOR_NAME.match(head)
+            or name.lower() in USER_NAMES
+        )
         if sig.TOOL_NAME.match(head) or output_like * 2 >= len(contents):
             out[key] = TOOL
         elif sig.ORCHESTRATOR_NAME.match(head) or any(sig.LEDGER.search(c) for c in contents):
             out[key] = ORCHESTRATOR
-        elif name.lower() in ("user", "human", "customer"):
+        elif name.lower() in USER_NAMES:
             out[key] = USER
         else:
             out[key] = AGENT
-    return out
+            unnamed.add(key)
+    return out if named else fallback_roles(run, out, unnamed)
 
 
 @dataclass
@@ -55,6 +68,8 @@ class RunSignals:
     terminated: bool = False
     transferred: bool = False
     repeated_steps: list[int] = field(default_factory=list)
+    #: Positions of the state-changing tool calls (`name_free.write_calls`).
+    writes: list[int] = field(default_factory=list)
 
     @property
     def first_flag(self) -> int | None:
@@ -79,7 +94,7 @@ def _action(turn_text: str, tool: str | None) -> str:
 @last_run()
 def run_signals(run: RunTrace) -> RunSignals:
     role = roles(run)
-    out = RunSignals(role)
+    out = RunSignals(role, writes=write_calls(run.turns))
     seen: Counter[str] = Counter()
     for i, turn in enumerate(run.turns):
         r = role[agent_key(turn.speaker)]

@@ -95,13 +95,17 @@ CONTRADICT = Prefiltered(
 ANSWER = Prefiltered(
     re.compile(r"final answer|the answer is|\bresult is\b|\btherefore\b|\bin conclusion", re.I)
 )
-#: A state-changing tool call by its name (book_, cancel_, update_, send_, ...): the kind of step
-#: a tool-using agent's failure is decided at.
-WRITE_CALL = re.compile(
-    r"^(?:book|cancel|update|modify|send|exchange|return|create|delete|add|remove|set|"
-    r"write|post|put|submit|transfer)_",
-    re.I,
-)
+#: Verbs of state-changing tool calls (book_, cancel_, update_, send_, ...): the kind of step a
+#: tool-using agent's failure is decided at. `name_free.call_verb` also finds them in
+#: `createOrder` or `reservation.cancel`.
+WRITE_VERBS = frozenset(
+    {
+        "book", "cancel", "update", "modify", "send", "exchange", "return", "create", "delete",
+        "add", "remove", "set", "write", "post", "put", "submit", "transfer",
+    }
+)  # fmt: skip
+#: A state-changing tool call by its name's `verb_` prefix.
+WRITE_CALL = re.compile(rf"^(?:{'|'.join(sorted(WRITE_VERBS))})_", re.I)
 
 
 _PARENTHESES = re.compile(r"\([^)]*\)|\[[^\]]*\]")
@@ -184,6 +188,7 @@ __all__ = [
     "VERIFY",
     "WORKAROUND",
     "WRITE_CALL",
+    "WRITE_VERBS",
     "error_family",
     "error_type",
     "is_error",
