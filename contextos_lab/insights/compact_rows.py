@@ -14,7 +14,7 @@ The frame equals `RunRows(records).frame()` but for those inputs (and tuples for
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from contextos_lab.insights.block_file import BlockFile
 from contextos_lab.insights.run_rows import RunRows
 from contextos_lab.schemas.base import columns_to_frame, frame_dtypes
 from contextos_lab.schemas.decision import DecisionRecord
@@ -44,6 +45,19 @@ ANALYSIS_INPUTS = (
     "annotation_flag",
     "source",
     "action_diff",
+)
+#: The record columns the cluster analysis reads (`runs.columns.runs_frame`, `runs.rules`,
+#: `runs.insights`, the attribution and feedback steps of `pipeline.analyse`): a corpus' frame
+#: is built with these only.
+ANALYSIS_COLUMNS = (
+    "record_id",
+    "trace_id",
+    "decision_key",
+    "status",
+    "decided_at",
+    "inputs",
+    "tool_calls",
+    "evidence_refs_missing",
 )
 #: The action diff's parts whose presence `attribution.runs.diff_shape` reads.
 DIFF_PARTS = ("missing", "extra", "wrong_arguments")
@@ -84,14 +98,15 @@ class CompactRows(RunRows):
     """`RunRows` for a corpus: appended with `extend`, read as a frame (see the module)."""
 
     def __init__(self, records: Iterable[DecisionRecord] = ()) -> None:
-        self._blocks: list[pa.Table] = []
+        self._blocks = BlockFile(_SCHEMA)  # on disk: read back a few columns at a time
         self._pending: dict[str, list[Any]] = {n: [] for n in _DTYPES}
         super().__init__(records)
 
     def extend(self, records: Iterable[DecisionRecord]) -> None:
-        if isinstance(records, CompactRows) and records._blocks:  # its blocks as they are
+        if isinstance(records, CompactRows) and records._blocks.blocks:  # its blocks as they are
             self._seal()
-            self._blocks.append(records.table())
+            records._seal()
+            self._blocks.extend(records._blocks)
             return
         if isinstance(records, CompactRows):  # a worker's cells, moved: not made again here
             for name, column in self._pending.items():
@@ -106,17 +121,18 @@ class CompactRows(RunRows):
             self._seal()
 
     def _seal(self) -> None:
-        """The pending runs moved into an Arrow block."""
+        """The pending runs moved into an Arrow block, written to disk."""
         if self._pending["record_id"]:
-            self._blocks.append(pa.table(self._pending, schema=_SCHEMA))
+            self._blocks.append(pa.RecordBatch.from_pydict(self._pending, schema=_SCHEMA))
             self._pending = {n: [] for n in _DTYPES}
 
-    def table(self) -> pa.Table:
+    def table(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """The runs' cells (only `columns`, all when None), read back from disk."""
         self._seal()
-        return pa.concat_tables(self._blocks) if self._blocks else _SCHEMA.empty_table()
+        return self._blocks.table(columns)
 
     def __len__(self) -> int:
-        return sum(b.num_rows for b in self._blocks) + len(self._pending["record_id"])
+        return len(self._blocks) + len(self._pending["record_id"])
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
@@ -127,12 +143,16 @@ class CompactRows(RunRows):
         return DecisionRecord.model_validate(row)
 
     def trace_ids(self) -> list[str]:
-        return self.table().column("trace_id").to_pylist()
+        return self.table(["trace_id"]).column("trace_id").to_pylist()
 
-    def frame(self, since: datetime | None = None) -> pd.DataFrame:
-        table = self.table()
-        columns = {n: _values(table.column(n), n) for n in _DTYPES}
-        frame = columns_to_frame(columns, DecisionRecord)
+    def frame(
+        self, since: datetime | None = None, columns: Sequence[str] | None = None
+    ) -> pd.DataFrame:
+        """The runs' frame (only `columns`, all when None), read from disk a column at a time:
+        a JSON column's text is held only while it is decoded."""
+        names = list(_DTYPES) if columns is None else columns
+        values = {n: _values(self.table([n]).column(n), n) for n in names}
+        frame = columns_to_frame(values, DecisionRecord)
         if since is None:
             return frame
         return frame[frame["decided_at"] >= since].reset_index(drop=True)
@@ -170,8 +190,8 @@ def _decoded(column: pa.ChunkedArray, name: str) -> Any:
 def _decode(value: Any, name: str, shared: tuple[dict[str, str], dict[str, Any]]) -> Any:
     if name in _TUPLES:
         return tuple(_share(v, shared) for v in value)
-    if isinstance(value, dict):
-        return {k: _share(v, shared) for k, v in value.items()}
+    if isinstance(value, dict):  # keys shared too: each decoded dict had its own
+        return {shared[0].setdefault(k, k): _share(v, shared) for k, v in value.items()}
     return value
 
 
@@ -185,4 +205,11 @@ def _share(value: Any, shared: tuple[dict[str, str], dict[str, Any]]) -> Any:
     return value
 
 
-__all__ = ["ANALYSIS_INPUTS", "BLOCK", "DIFF_PARTS", "CompactRows", "analysis_inputs"]
+__all__ = [
+    "ANALYSIS_COLUMNS",
+    "ANALYSIS_INPUTS",
+    "BLOCK",
+    "DIFF_PARTS",
+    "CompactRows",
+    "analysis_inputs",
+]

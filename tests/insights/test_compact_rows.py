@@ -5,14 +5,16 @@ attribution row object per run, and Python's heap flat in the number of runs (is
 from __future__ import annotations
 
 import gc
+import pickle
 import sys
 from datetime import timedelta
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
 from contextos_lab.insights import compact_rows
-from contextos_lab.insights.compact_rows import CompactRows, analysis_inputs
+from contextos_lab.insights.compact_rows import ANALYSIS_COLUMNS, CompactRows, analysis_inputs
 from contextos_lab.insights.corpus import load_corpus
 from contextos_lab.insights.run_rows import RunRows
 from contextos_lab.insights.sources import load_sources
@@ -97,3 +99,28 @@ def test_a_read_corpus_keeps_no_object_per_run(tmp_path: Path, monkeypatch) -> N
     # the old reader kept about 40 small objects a run (record columns, inputs, attribution
     # rows); what is left now is a few caches' noise, a few hundred blocks either way
     assert blocks_large - blocks_small < 10 * (large - small), (blocks_small, blocks_large)
+
+
+def test_the_blocks_wait_on_disk_and_come_back_a_few_columns_at_a_time(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A corpus' Arrow blocks were held in memory from the first file to the end of the
+    analysis (about 0.5 KB a trace); they are now in a temporary file: reading leaves no Arrow
+    bytes, and the analysis' frame reads back only the columns it uses (docs/scale.md,
+    "Blocks on disk")."""
+    monkeypatch.setattr(compact_rows, "BLOCK", 4)
+    runs = [orchestrated_run(i) for i in range(12)] + [group_chat_run(i) for i in range(12)]
+    write_runs(tmp_path, runs)
+    gc.collect()
+    before = pa.total_allocated_bytes()
+    loaded = load_corpus([str(tmp_path)], SplitSpec(0.0), workers=1)
+    gc.collect()
+    assert pa.total_allocated_bytes() - before == 0  # was 24 runs' blocks: about 12 KB
+    rows = loaded.records
+    assert isinstance(rows, CompactRows) and len(rows) == 24
+    whole = rows.frame()
+    narrow = rows.frame(columns=ANALYSIS_COLUMNS)
+    assert list(narrow.columns) == list(ANALYSIS_COLUMNS)
+    pd.testing.assert_frame_equal(narrow, whole[list(ANALYSIS_COLUMNS)])
+    again = pickle.loads(pickle.dumps(rows))  # a worker's blocks travel as their bytes
+    pd.testing.assert_frame_equal(again.frame(), whole)
