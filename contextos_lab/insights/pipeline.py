@@ -201,7 +201,7 @@ def analyse(
     feedback = [f for f, s in zip(observed, fb_split, strict=True) if s == SEARCH]
     # One observation per failed run: a correction on a run that failed is a second source of
     # that run (its class and text), not a second observation to cluster again.
-    failed_ids = set(runs.loc[runs["failed"], "record_id"])
+    failed_ids = _failed_among(runs, {f.decision_record_id for f in feedback})
     free = [f for f in feedback if f.decision_record_id not in failed_ids]
     clusters, candidates = _feedback_insights(free, runs, since, m)
     candidates += run_insight_candidates(
@@ -236,6 +236,12 @@ def analyse(
         mechanisms=mechanisms,
         attribution_fill=found.fill if isinstance(found, SpilledAttributions) else None,
     )
+
+
+def _failed_among(runs: pd.DataFrame, ids: set[str | None]) -> set[str]:
+    """The failed runs among `ids`: never a set of every failed run's id (a corpus has many,
+    and most runs have no feedback)."""
+    return set(runs.loc[runs["failed"] & runs["record_id"].isin(ids), "record_id"])
 
 
 def _without_record(
