@@ -32,19 +32,27 @@ class BlockFile:
     def append(self, batch: pa.RecordBatch) -> None:
         self._write(batch.serialize().to_pybytes(), batch.num_rows)
 
-    def _write(self, data: bytes, rows: int) -> None:
+    def _write(self, data: bytes | memoryview, rows: int) -> None:
         if self._file is None:
             self._file = tempfile.TemporaryFile()  # noqa: SIM115 - open as long as the blocks are
         self._file.seek(0, 2)
         self._spans.extend((self._file.tell(), len(data), rows))
         self._file.write(data)
 
-    def _raw(self) -> Iterator[tuple[bytes, int]]:
-        """Each block's bytes and rows."""
+    def _raw(self) -> Iterator[tuple[memoryview, int]]:
+        """Each block's bytes and rows. The bytes are a view of one buffer, refilled from block
+        to block (copy what is kept): a fresh bytes object per block read left the C heap a
+        block larger at each read, pinned by the small column copies made in between."""
+        if not self._spans:
+            return
+        assert self._file is not None
+        view = memoryview(bytearray(max(self._spans[1::3])))
         for i in range(0, len(self._spans), 3):
-            assert self._file is not None
             self._file.seek(self._spans[i])
-            yield self._file.read(self._spans[i + 1]), self._spans[i + 2]
+            data = view[: self._spans[i + 1]]
+            if self._file.readinto(data) != len(data):
+                raise OSError("a block of the corpus' temporary file was cut short")
+            yield data, self._spans[i + 2]
 
     def extend(self, other: BlockFile) -> None:
         """`other`'s blocks appended as they are (their bytes copied, not decoded)."""
@@ -73,7 +81,7 @@ class BlockFile:
         return pa.table({n: pa.chunked_array(c, schema.field(n).type) for n, c in chunks.items()})
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"schema": self.schema, "blocks": list(self._raw())}
+        return {"schema": self.schema, "blocks": [(bytes(d), n) for d, n in self._raw()]}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["schema"])  # type: ignore[misc]
