@@ -12,10 +12,11 @@ or when the process ends however it ends.
 
 from __future__ import annotations
 
+import io
 import tempfile
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import IO, Any
+from typing import Any
 
 import pyarrow as pa
 
@@ -26,7 +27,7 @@ class BlockFile:
 
     def __init__(self, schema: pa.Schema) -> None:
         self.schema = schema
-        self._file: IO[bytes] | None = None  # made at the first block: a worker's file has none
+        self._file: io.BufferedRandom | None = None  # made at the first block (a worker: none)
         self._spans = array("q")  # offset, length, rows per block
 
     def append(self, batch: pa.RecordBatch) -> None:
