@@ -33,7 +33,7 @@ from contextos_lab.insights.attribution.spilled import SpilledAttributions
 from contextos_lab.insights.compact_rows import CompactRows
 from contextos_lab.insights.sources import Loaded, as_source_list, load_synthetic, loader_for
 from contextos_lab.insights.split import SEARCH, SplitSpec
-from contextos_lab.loaders.detect import detect, files_of
+from contextos_lab.loaders.detect import detect, walk_files
 from contextos_lab.loaders.otlp import TraceLoadResult
 from contextos_lab.loaders.quarantine import QuarantinedRow
 from contextos_lab.loaders.registry import get_loader
@@ -166,7 +166,7 @@ def stream_source(
     then one per grouped format (its files loaded together, in-process; an empty `deferred`
     summary marks where each of its files was met, so formats keep their first-seen order)."""
     grouped: dict[str, list[Path]] = {}
-    batches = _batches(files_of(source), batch)
+    batches = _batches(walk_files(source), batch)  # never a list of every file
     for part in ordered_map(read, batches, pool, 2 * workers):
         for summary in part:
             if summary.deferred is not None:

@@ -22,6 +22,7 @@ from contextos_lab.insights.attribution.registry import get_attributor
 from contextos_lab.insights.attribution.runs import COLUMNS as ATTRIBUTION_COLUMNS
 from contextos_lab.insights.attribution.runs import failed_rows, trace_attributions
 from contextos_lab.insights.attribution.spilled import SpilledAttributions
+from contextos_lab.insights.compact_rows import ANALYSIS_COLUMNS, CompactRows
 from contextos_lab.insights.findings import DEFAULT_FAMILY, Candidate, family_of_inputs, hold
 from contextos_lab.insights.notes.research_queue import ResearchCandidate, research_candidates
 from contextos_lab.insights.report_json import Fill, as_dict, dumped, frame_rows, write_report_json
@@ -200,7 +201,7 @@ def analyse(
     feedback = [f for f, s in zip(observed, fb_split, strict=True) if s == SEARCH]
     # One observation per failed run: a correction on a run that failed is a second source of
     # that run (its class and text), not a second observation to cluster again.
-    failed_ids = set(runs.loc[runs["failed"], "record_id"])
+    failed_ids = _failed_among(runs, {f.decision_record_id for f in feedback})
     free = [f for f in feedback if f.decision_record_id not in failed_ids]
     clusters, candidates = _feedback_insights(free, runs, since, m)
     candidates += run_insight_candidates(
@@ -237,6 +238,12 @@ def analyse(
     )
 
 
+def _failed_among(runs: pd.DataFrame, ids: set[str | None]) -> set[str]:
+    """The failed runs among `ids`: never a set of every failed run's id (a corpus has many,
+    and most runs have no feedback)."""
+    return set(runs.loc[runs["failed"] & runs["record_id"].isin(ids), "record_id"])
+
+
 def _without_record(
     observed: Sequence[FeedbackEntry],
     fb_split: np.ndarray,
@@ -244,6 +251,8 @@ def _without_record(
 ) -> pd.DataFrame:
     """Feedback whose trace has no decision record among the loaded sources (all of them,
     whatever `since` kept)."""
+    if not observed:  # no set of every trace id for nothing
+        return pd.DataFrame(columns=list(_UNMATCHED_COLUMNS))
     traced = (
         set(records.trace_ids()) if isinstance(records, RunRows) else {r.trace_id for r in records}
     )
@@ -300,7 +309,10 @@ def _text_clusters(
 
 
 def _records_frame(records: list[DecisionRecord] | RunRows, since: datetime | None) -> pd.DataFrame:
-    """The records decided at or after `since` as a frame (`RunRows`: from its columns)."""
+    """The records decided at or after `since` as a frame (`RunRows`: from its columns; a
+    corpus', `CompactRows`, with only the columns the analysis reads)."""
+    if isinstance(records, CompactRows):
+        return records.frame(since, ANALYSIS_COLUMNS)
     if isinstance(records, RunRows):
         return records.frame(since)
     kept = [r for r in records if since is None or r.decided_at >= since]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import zipfile
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
@@ -251,6 +252,22 @@ def files_of(source: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(source).parts)
 
 
+def walk_files(source: Path) -> Iterator[Path]:
+    """`files_of(source)`, the same files in the same order, found as they are yielded: a
+    folder's entries sorted one folder at a time (a sub-folder's files come where its name
+    sorts, as its path's parts do), never a list of every file of a corpus (about 0.4 KB a
+    `Path`: 40 MB for 100,000 files). Like `rglob`, symbolic links to folders are not entered."""
+    if not source.is_dir():
+        yield source
+        return
+    for name in sorted(os.listdir(source)):  # names only: a flat folder of a corpus is long
+        path = source / name
+        if path.is_dir() and not path.is_symlink():
+            yield from walk_files(path)
+        elif path.suffix in SUFFIXES and path.is_file():
+            yield path
+
+
 def group_by_kind(sources: Iterable[Path]) -> dict[str, list[Path]]:
     """Each source's files grouped by detected format (a folder may mix formats)."""
     groups: dict[str, list[Path]] = {}
@@ -276,4 +293,5 @@ __all__ = [
     "kind_of_rows",
     "kind_of_value",
     "unwrap",
+    "walk_files",
 ]

@@ -198,11 +198,13 @@ def frame_columns(
 
 
 def columns_to_frame(columns: dict[str, list[Any]], model: type[Envelope]) -> pd.DataFrame:
-    """The frame of `frame_columns`, dtypes fixed by the model."""
+    """The frame of `frame_columns` (or of some of its columns), dtypes fixed by the model."""
     import pandas as pd
 
     frame = pd.DataFrame(columns)
     for name, dtype in frame_dtypes(model).items():
+        if name not in frame:
+            continue
         if dtype.startswith("datetime64"):
             frame[name] = pd.to_datetime(frame[name], utc=True).astype(dtype)
         else:

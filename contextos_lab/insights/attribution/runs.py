@@ -10,6 +10,7 @@ attribution or clustering.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -103,7 +104,7 @@ def diff_shape(inputs: Mapping[str, Any]) -> str | None:
         )
         if diff.get(key)
     ]
-    return " and ".join(parts) or None
+    return sys.intern(" and ".join(parts)) if parts else None  # a few shapes: one string each
 
 
 def trace_attribution(trace: Trace, attributor: Attributor) -> dict[str, Any] | None:

@@ -78,11 +78,15 @@ def _blocked_masks(frame: pd.DataFrame, key: dict[str, Any]) -> Masks:
 
 def task_column(frame: pd.DataFrame) -> pd.Series:
     """The task each run attempted: `<decision_key>#<inputs.task_id>` where the data names its
-    tasks (tau-bench), else the decision key (then a key is one task)."""
+    tasks (tau-bench), else the decision key (then a key is one task). A corpus' frame holds
+    the task id as a column of its own (`insights.compact_rows.TASK_ID`), not in the inputs."""
     key = frame["decision_key"].astype(str)
-    if "inputs" not in frame:
+    if "task_id" in frame:
+        tid = frame["task_id"]
+    elif "inputs" in frame:
+        tid = frame["inputs"].map(lambda d: d.get("task_id") if isinstance(d, Mapping) else None)
+    else:
         return key
-    tid = frame["inputs"].map(lambda d: d.get("task_id") if isinstance(d, Mapping) else None)
     return key.where(tid.isna(), key + "#" + tid.map(str))
 
 
