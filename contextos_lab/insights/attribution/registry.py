@@ -13,6 +13,7 @@ chosen (`cluster --attributor`, notebook 01's `attributor` parameter); see `cont
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from collections.abc import Callable
 
 from contextos_lab.insights.attribution.default_weights import DEFAULT_TEMPERATURE, DEFAULT_WEIGHTS
@@ -26,7 +27,7 @@ from contextos_lab.plugins import Registry
 WEIGHTS_ENV = "CONTEXTOS_ATTRIBUTION_WEIGHTS"
 
 
-def calibrated_attributor(path: str | os.PathLike[str]) -> LinearAttributor:
+def calibrated_attributor(path: str | Path) -> LinearAttributor:
     """The linear attributor with a calibrated weights file (`attribution calibrate --out`),
     named `calibrated (<absolute path>)` wherever it is used (`score --weights`, `cluster
     --attribution-weights`), so a report says which file scored it."""
