@@ -13,8 +13,8 @@ chosen (`cluster --attributor`, notebook 01's `attributor` parameter); see `cont
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 from contextos_lab.insights.attribution.default_weights import DEFAULT_TEMPERATURE, DEFAULT_WEIGHTS
 from contextos_lab.insights.attribution.linear import LastActorBeforeErrorRule, LinearAttributor
