@@ -245,22 +245,25 @@ def detect(path: Path) -> str:
 
 
 def files_of(source: Path) -> list[Path]:
-    """The file itself, or a folder's trace files in sorted order of their path within it."""
-    if not source.is_dir():
-        return [source]
-    found = [p for p in source.rglob("*") if p.is_file() and p.suffix in SUFFIXES]
-    return sorted(found, key=lambda p: p.relative_to(source).parts)
+    """The file itself, or a folder's trace files in sorted order of their path within it
+    (`walk_files`, listed)."""
+    return list(walk_files(source))
 
 
 def walk_files(source: Path) -> Iterator[Path]:
-    """`files_of(source)`, the same files in the same order, found as they are yielded: a
-    folder's entries sorted one folder at a time (a sub-folder's files come where its name
-    sorts, as its path's parts do), never a list of every file of a corpus (about 0.4 KB a
-    `Path`: 40 MB for 100,000 files). Like `rglob`, symbolic links to folders are not entered."""
+    """The file itself, or a folder's trace files in sorted order of their path within it,
+    found as they are yielded: a folder's entries sorted one folder at a time (a sub-folder's
+    files come where its name sorts, as its path's parts do), never a list of every file of a
+    corpus (about 0.4 KB a `Path`: 40 MB for 100,000 files). As `Path.rglob` did before it,
+    symbolic links to folders are not entered and a folder that cannot be listed is skipped."""
     if not source.is_dir():
         yield source
         return
-    for name in sorted(os.listdir(source)):  # names only: a flat folder of a corpus is long
+    try:
+        names = sorted(os.listdir(source))  # names only: a flat folder of a corpus is long
+    except PermissionError:
+        return
+    for name in names:
         path = source / name
         if path.is_dir() and not path.is_symlink():
             yield from walk_files(path)

@@ -4,6 +4,7 @@ column (a truncated export), not "format not recognised"."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -42,17 +43,30 @@ def test_any_cut_of_a_json_document_is_named_or_parses(tmp_path_factory, value) 
     assert why_unknown(path) is None
 
 
-def test_walk_files_finds_what_files_of_lists_in_its_order_one_folder_at_a_time(
-    tmp_path: Path,
+def test_walk_files_lists_a_folder_in_path_order_one_folder_at_a_time(
+    tmp_path: Path, monkeypatch
 ) -> None:
     """`cluster` walks a corpus lazily (`walk_files`): a list of every file's `Path` was
-    about 0.4 KB a file in the parent (issue 39); the files and their order are unchanged."""
+    about 0.4 KB a file in the parent (issue 39). The files and their order are those the
+    sorted `rglob` listing gave: by their path's parts, folders' links not entered, files'
+    links kept, other suffixes left out; a folder that cannot be listed is skipped."""
     for name in ("b.json", "a.json", "a/z.jsonl", "a-b/c.json", "a/b/c.csv", "n.txt", "A.json"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("{}", encoding="utf-8")
     (tmp_path / "link").symlink_to(tmp_path / "a", target_is_directory=True)
     (tmp_path / "c.json").symlink_to(tmp_path / "b.json")
+    expected = ["A.json", "a/b/c.csv", "a/z.jsonl", "a-b/c.json", "a.json", "b.json", "c.json"]
     walked = walk_files(tmp_path)
     assert next(walked) == tmp_path / "A.json"  # found before the other folders are read
-    assert [tmp_path / "A.json", *walked] == files_of(tmp_path)
+    assert [tmp_path / "A.json", *walked] == [tmp_path / n for n in expected]
+    assert files_of(tmp_path) == [tmp_path / n for n in expected]
     assert list(walk_files(tmp_path / "b.json")) == files_of(tmp_path / "b.json")
+    listdir = os.listdir
+
+    def refused(path: object) -> list[str]:
+        if Path(str(path)) == tmp_path / "a":
+            raise PermissionError(13, "Permission denied", str(path))
+        return listdir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "listdir", refused)
+    assert files_of(tmp_path) == [tmp_path / n for n in expected if not n.startswith("a/")]
